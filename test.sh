@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# The project's test command (README.md): vet, then every test, once.
+set -euo pipefail
+cd "$(dirname "$0")"
+go vet ./...
+go test -count=1 ./...

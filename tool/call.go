@@ -1,0 +1,96 @@
+package tool
+
+import (
+	"crypto/rand"
+	"errors"
+	"log/slog"
+	"strings"
+)
+
+// Call is what a handler knows about the call it is running: the call id,
+// the session (if any), where to work and the agent's durable state root.
+// The host builds one per call with [NewCall].
+type Call struct {
+	// ID identifies the call: tool_<name>_<random>. It matches the ids on
+	// the actions.requested and action.result stream events.
+	ID string
+	// Tool is the name of the tool being called.
+	Tool string
+	// Session describes the session the call belongs to; it is zero for a
+	// call made outside any session.
+	Session Session
+	// StateRoot is the agent's durable state directory, shared by every
+	// session.
+	StateRoot string
+
+	logger    *slog.Logger
+	workspace func() (string, error)
+}
+
+// Session is read-only information about the session a call belongs to.
+type Session struct {
+	ID        string `json:"id"`
+	Channel   string `json:"channel"`             // "http", "slack", …
+	Mode      string `json:"mode"`                // "local" or "cloud"
+	Principal string `json:"principal,omitempty"` // who opened the session
+}
+
+// IsZero reports whether there is no session.
+func (s Session) IsZero() bool { return s == Session{} }
+
+// CallInfo is what a host gives [NewCall].
+type CallInfo struct {
+	ID        string
+	Tool      string
+	Session   Session
+	StateRoot string
+	// Logger is the handler's logger; nil discards.
+	Logger *slog.Logger
+	// Workspace returns the call's workspace directory, creating it if
+	// need be; nil means the call has none.
+	Workspace func() (string, error)
+}
+
+// NewCall returns the Call a handler receives. Hosts call it; tools do not.
+func NewCall(info CallInfo) *Call {
+	logger := info.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Call{
+		ID:        info.ID,
+		Tool:      info.Tool,
+		Session:   info.Session,
+		StateRoot: info.StateRoot,
+		logger:    logger.With("tool", info.Tool, "call_id", info.ID),
+		workspace: info.Workspace,
+	}
+}
+
+// ErrNoWorkspace is returned by [Call.WorkspaceDir] when the call has no
+// workspace, or no longer has one because it has returned.
+var ErrNoWorkspace = errors.New("this call has no workspace directory")
+
+// WorkspaceDir returns the directory the call works in: the session's
+// workspace, or for a call outside any session a scratch directory under
+// <StateRoot>/tool-calls/<ID> that is removed when the call returns. The
+// directory exists when WorkspaceDir returns without error.
+func (c *Call) WorkspaceDir() (string, error) {
+	if c.workspace == nil {
+		return "", ErrNoWorkspace
+	}
+	return c.workspace()
+}
+
+// Logger returns a logger for the handler, tagged with the tool and call id.
+func (c *Call) Logger() *slog.Logger {
+	if c.logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.logger
+}
+
+// NewCallID returns a fresh call id for the named tool: tool_<name>_<random>.
+func NewCallID(name string) string {
+	return "tool_" + name + "_" + strings.ToLower(rand.Text()[:16])
+}

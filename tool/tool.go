@@ -1,0 +1,253 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// TimeoutDefault is how long a call may run when [Config.Timeout] is zero.
+const TimeoutDefault = 60 * time.Second
+
+// Execution is where a tool runs.
+type Execution string
+
+const (
+	// Server tools run in the host's process.
+	Server Execution = "server"
+	// Agent tools are scripts that run where the agent runs, with their
+	// JSON input on stdin and their result on stdout.
+	Agent Execution = "agent"
+)
+
+// Config describes a tool to [Define], [New], [DefineScript] or [NewScript].
+type Config struct {
+	// Description tells the model what the tool does and when to use it.
+	// It is required; [agentsdk.Prompt] helps with long ones.
+	Description string
+
+	// InputSchema is the input's JSON Schema, for handlers whose input is
+	// json.RawMessage and for agent tools: [RawSchema] or [SchemaOf]. For
+	// other handlers it is inferred from the input type and must be left
+	// zero. Without it, a raw handler or a script accepts any object.
+	InputSchema Schema
+
+	// NeedsApproval gates calls on a person's sign-off: [Always], or
+	// [When] with a predicate over the validated input.
+	NeedsApproval Approval
+
+	// Timeout bounds each call; zero means [TimeoutDefault].
+	Timeout time.Duration
+}
+
+// Tool is a defined tool. It is immutable and safe for concurrent use.
+type Tool struct {
+	name        string
+	description string
+	execution   Execution
+	schema      *compiledSchema
+	approval    Approval
+	timeout     time.Duration
+	pos         string // file:line of the definition, "" if unknown
+	script      string
+
+	decode  func(json.RawMessage) (any, error)
+	handler func(context.Context, *Call, any) (any, error)
+}
+
+// Info describes a tool to people, models and programs.
+type Info struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Execution   Execution       `json:"execution"`
+	// Approval is "never", "always" or "conditional" (decided per input).
+	Approval string `json:"approval"`
+}
+
+// Name returns the tool's name, as models see it.
+func (t *Tool) Name() string { return t.name }
+
+// Description returns the description written for the model.
+func (t *Tool) Description() string { return t.description }
+
+// InputSchema returns the input's JSON Schema.
+func (t *Tool) InputSchema() json.RawMessage { return t.schema.raw }
+
+// Execution returns where the tool runs.
+func (t *Tool) Execution() Execution { return t.execution }
+
+// Timeout returns how long a call may run.
+func (t *Tool) Timeout() time.Duration { return t.timeout }
+
+// Script returns an agent tool's script, or "" for a server tool.
+func (t *Tool) Script() string { return t.script }
+
+// Position returns the file:line where the tool was defined, if known.
+func (t *Tool) Position() string { return t.pos }
+
+// Approval returns "never", "always" or "conditional".
+func (t *Tool) Approval() string { return t.approval.Mode() }
+
+// Info describes the tool.
+func (t *Tool) Info() Info {
+	return Info{
+		Name:        t.name,
+		Description: t.description,
+		InputSchema: t.schema.raw,
+		Execution:   t.execution,
+		Approval:    t.approval.Mode(),
+	}
+}
+
+// Handler is the Go function behind a server tool. It receives the validated
+// input; what it returns is normalised by [Tool.Run].
+type Handler[In any] func(ctx context.Context, call *Call, in In) (any, error)
+
+// Define defines a server tool and registers it for [Registered]. The tool's
+// name is the base name of the file that calls Define (inspect_pr.go defines
+// inspect_pr), and its input schema is inferred from In:
+//
+//	var _ = tool.Define(tool.Config{Description: "…"},
+//		func(ctx context.Context, call *tool.Call, in InspectPRInput) (any, error) { … })
+//
+// Call it once per file, at package level. A definition that is invalid, or
+// a second tool in the same file, is an error that [Registered] reports with
+// the file and line; Define itself then returns nil.
+func Define[In any](cfg Config, handler Handler[In]) *Tool {
+	file, line := callerPosition()
+	t, err := newServer(nameFromFile(file), fmt.Sprintf("%s:%d", file, line), cfg, handler)
+	return registry.add(t, err, file, line)
+}
+
+// New returns a server tool with an explicit name, for programs that
+// assemble their own [Set]. It is not registered.
+func New[In any](name string, cfg Config, handler Handler[In]) (*Tool, error) {
+	file, line := callerAt(2)
+	return newServer(name, fmt.Sprintf("%s:%d", file, line), cfg, handler)
+}
+
+// DefineScript defines an agent tool and registers it for [Registered]: a
+// script (starting with a #! line) that runs where the agent runs, with its
+// JSON input on stdin and its result on stdout. The name comes from the
+// defining file, as for [Define]; the input schema from
+// [Config.InputSchema].
+func DefineScript(cfg Config, script string) *Tool {
+	file, line := callerPosition()
+	t, err := newScript(nameFromFile(file), fmt.Sprintf("%s:%d", file, line), cfg, script)
+	return registry.add(t, err, file, line)
+}
+
+// NewScript returns an agent tool with an explicit name. It is not
+// registered.
+func NewScript(name string, cfg Config, script string) (*Tool, error) {
+	file, line := callerAt(2)
+	return newScript(name, fmt.Sprintf("%s:%d", file, line), cfg, script)
+}
+
+var rawMessageType = reflect.TypeFor[json.RawMessage]()
+
+func newServer[In any](name, pos string, cfg Config, handler Handler[In]) (*Tool, error) {
+	t, err := newTool(name, pos, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if handler == nil {
+		return nil, fmt.Errorf("tool %s: the handler is nil", name)
+	}
+	in := reflect.TypeFor[In]()
+	var schema Schema
+	if in == rawMessageType {
+		schema = cfg.InputSchema
+		if schema.IsZero() {
+			schema = RawSchema(`{"type":"object"}`)
+		}
+		t.decode = func(raw json.RawMessage) (any, error) { return json.RawMessage(raw), nil }
+	} else {
+		if !cfg.InputSchema.IsZero() {
+			return nil, fmt.Errorf("tool %s: Config.InputSchema is only for json.RawMessage input; the schema of %s is inferred", name, in)
+		}
+		schema = SchemaOf[In]()
+		t.decode = func(raw json.RawMessage) (any, error) {
+			var v In
+			err := json.Unmarshal(raw, &v)
+			return v, err
+		}
+	}
+	if t.schema, err = schema.compile(); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", name, err)
+	}
+	if err := cfg.NeedsApproval.checkType(in); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", name, err)
+	}
+	t.execution = Server
+	t.handler = func(ctx context.Context, call *Call, v any) (any, error) { return handler(ctx, call, v.(In)) }
+	return t, nil
+}
+
+func newScript(name, pos string, cfg Config, script string) (*Tool, error) {
+	t, err := newTool(name, pos, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(script, "#!") {
+		return nil, fmt.Errorf("tool %s: the script must start with a #! line, such as #!/usr/bin/env bash", name)
+	}
+	schema := cfg.InputSchema
+	if schema.IsZero() {
+		schema = RawSchema(`{"type":"object"}`)
+	}
+	if t.schema, err = schema.compile(); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", name, err)
+	}
+	if err := cfg.NeedsApproval.checkType(rawMessageType); err != nil {
+		return nil, fmt.Errorf("tool %s: %w (an agent tool's input is json.RawMessage)", name, err)
+	}
+	t.execution = Agent
+	t.script = script
+	t.decode = func(raw json.RawMessage) (any, error) { return json.RawMessage(raw), nil }
+	return t, nil
+}
+
+func newTool(name, pos string, cfg Config) (*Tool, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(cfg.Description) == "" {
+		return nil, fmt.Errorf("tool %s: Config.Description is required: it tells the model what the tool does", name)
+	}
+	if cfg.Timeout < 0 {
+		return nil, fmt.Errorf("tool %s: Config.Timeout is negative (%s)", name, cfg.Timeout)
+	}
+	timeout := cfg.Timeout
+	if timeout == 0 {
+		timeout = TimeoutDefault
+	}
+	return &Tool{name: name, description: cfg.Description, approval: cfg.NeedsApproval, timeout: timeout, pos: pos}, nil
+}
+
+func (s Schema) compile() (*compiledSchema, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	return compileSchema(s.raw)
+}
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// CheckName reports whether name can name a tool: 1 to 64 letters, digits,
+// '_' or '-'.
+func CheckName(name string) error {
+	if !validName.MatchString(name) {
+		if name == "" {
+			return errors.New("a tool name cannot be empty")
+		}
+		return fmt.Errorf("invalid tool name %q: use 1 to 64 letters, digits, '_' or '-'", name)
+	}
+	return nil
+}
