@@ -109,13 +109,23 @@ func inferSchema(t reflect.Type) (raw json.RawMessage, err error) {
 			raw, err = nil, fmt.Errorf("inferring input schema of %s: %v", t, p)
 		}
 	}()
+	// A type that refers to itself needs $defs and $ref; any other is
+	// written out inline, which models read best.
+	rec := recursive(base, map[reflect.Type]bool{})
 	r := &invopop.Reflector{
 		Anonymous:      true,
-		DoNotReference: !recursive(base, map[reflect.Type]bool{}),
-		ExpandedStruct: true,
+		DoNotReference: !rec,
+		ExpandedStruct: !rec,
 		LookupComment:  descriptionTag,
 	}
 	s := r.ReflectFromType(base)
+	if name, ok := strings.CutPrefix(s.Ref, "#/$defs/"); ok && s.Definitions[name] != nil {
+		// Make the root the referenced definition itself, so that it says
+		// "type": "object", keeping $defs for the references inside.
+		top := *s.Definitions[name]
+		top.Definitions = s.Definitions
+		s = &top
+	}
 	s.Version = ""
 	relaxPointers(base, s, s.Definitions, map[*invopop.Schema]bool{})
 	return json.Marshal(s)
