@@ -148,7 +148,7 @@ func (h *Host) CallTool(ctx context.Context, name string, input any, opts *CallO
 	}
 
 	id := tool.NewCallID(name)
-	ws := &scratch{dir: filepath.Join(h.stateRoot, "tool-calls", id)}
+	ws := &scratch{root: h.stateRoot, id: id}
 	defer ws.remove(h.logger)
 	call := tool.NewCall(tool.CallInfo{
 		ID:        id,
@@ -191,7 +191,9 @@ func inputJSON(input any) (json.RawMessage, error) {
 // removed when the call returns, and refused after that.
 type scratch struct {
 	mu      sync.Mutex
-	dir     string
+	root    string // the state root
+	id      string // the call id
+	dir     string // <root>/tool-calls/<id>, once created
 	created bool
 	closed  bool
 }
@@ -204,6 +206,7 @@ func (s *scratch) open() (string, error) {
 	}
 	// MkdirAll each time, so the directory exists even if the handler
 	// removed it since it last asked.
+	s.dir = filepath.Join(s.root, "tool-calls", s.id)
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return "", fmt.Errorf("creating scratch workspace: %w", err)
 	}

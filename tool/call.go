@@ -2,9 +2,10 @@ package tool
 
 import (
 	"crypto/rand"
+	"encoding/base32"
 	"errors"
 	"log/slog"
-	"strings"
+	"sync"
 )
 
 // Call is what a handler knows about the call it is running: the call id,
@@ -23,8 +24,9 @@ type Call struct {
 	// session.
 	StateRoot string
 
-	logger    *slog.Logger
-	workspace func() (string, error)
+	logger     *slog.Logger // tagged with the tool and call id on first use
+	loggerOnce sync.Once
+	workspace  func() (string, error)
 }
 
 // Session is read-only information about the session a call belongs to.
@@ -53,16 +55,12 @@ type CallInfo struct {
 
 // NewCall returns the Call a handler receives. Hosts call it; tools do not.
 func NewCall(info CallInfo) *Call {
-	logger := info.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
 	return &Call{
 		ID:        info.ID,
 		Tool:      info.Tool,
 		Session:   info.Session,
 		StateRoot: info.StateRoot,
-		logger:    logger.With("tool", info.Tool, "call_id", info.ID),
+		logger:    info.Logger,
 		workspace: info.Workspace,
 	}
 }
@@ -84,13 +82,25 @@ func (c *Call) WorkspaceDir() (string, error) {
 
 // Logger returns a logger for the handler, tagged with the tool and call id.
 func (c *Call) Logger() *slog.Logger {
-	if c.logger == nil {
-		return slog.New(slog.DiscardHandler)
-	}
+	c.loggerOnce.Do(func() {
+		if c.logger == nil {
+			c.logger = slog.New(slog.DiscardHandler)
+			return
+		}
+		c.logger = c.logger.With("tool", c.Tool, "call_id", c.ID)
+	})
 	return c.logger
 }
 
 // NewCallID returns a fresh call id for the named tool: tool_<name>_<random>.
 func NewCallID(name string) string {
-	return "tool_" + name + "_" + strings.ToLower(rand.Text()[:16])
+	var random [10]byte
+	rand.Read(random[:]) // never fails (crypto/rand)
+	id := make([]byte, 0, len("tool_")+len(name)+1+16)
+	id = append(append(append(id, "tool_"...), name...), '_')
+	id = callIDEncoding.AppendEncode(id, random[:])
+	return string(id)
 }
+
+// callIDEncoding writes 16 lower-case characters for 10 random bytes.
+var callIDEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)

@@ -28,20 +28,26 @@ func (t *Tool) Run(ctx context.Context, call *Call, in *Input) (Output, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, t.timeout, errTimeout)
 	defer cancel()
 
-	done := make(chan Output, 1)
+	// The handler runs in its own goroutine so that a call can return on
+	// time even when the handler ignores ctx; its result is normalised back
+	// here, where the stack is already grown.
+	done := make(chan handlerResult, 1)
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
 				call.Logger().Error("tool handler panicked", slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
-				done <- ErrorOutput(fmt.Sprintf("the tool panicked: %v", p))
+				done <- handlerResult{panicked: fmt.Sprint(p)}
 			}
 		}()
 		v, err := t.handler(ctx, call, in.value)
-		done <- normalise(v, err)
+		done <- handlerResult{value: v, err: err}
 	}()
 	select {
-	case out := <-done:
-		return out, nil
+	case r := <-done:
+		if r.panicked != "" {
+			return ErrorOutput("the tool panicked: " + r.panicked), nil
+		}
+		return normaliseSafely(call, r.value, r.err), nil
 	case <-ctx.Done():
 		if errors.Is(context.Cause(ctx), errTimeout) {
 			call.Logger().Warn("tool call timed out", slog.Duration("timeout", t.timeout))
@@ -49,6 +55,24 @@ func (t *Tool) Run(ctx context.Context, call *Call, in *Input) (Output, error) {
 		}
 		return ErrorOutput("cancelled: " + context.Cause(ctx).Error()), nil
 	}
+}
+
+type handlerResult struct {
+	value    any
+	err      error
+	panicked string
+}
+
+// normaliseSafely normalises a handler's result, turning a panic in a
+// MarshalJSON method or an Error method into an error result.
+func normaliseSafely(call *Call, v any, err error) (out Output) {
+	defer func() {
+		if p := recover(); p != nil {
+			call.Logger().Error("encoding tool result panicked", slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+			out = ErrorOutput(fmt.Sprintf("encoding the tool's result panicked: %v", p))
+		}
+	}()
+	return normalise(v, err)
 }
 
 var errTimeout = errors.New("tool call timed out")

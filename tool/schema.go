@@ -52,6 +52,9 @@ type compiledSchema struct {
 	raw json.RawMessage    // compact JSON, as described to models
 	doc any                // the parsed schema, for "did you mean" lookups
 	sch *jsonschema.Schema // the compiled validator
+	// fast checks the common case without building a value tree; nil when
+	// the schema uses keywords it does not handle.
+	fast *fastSchema
 }
 
 // refuseLoader stops a schema from reading files or URLs through $ref.
@@ -86,7 +89,11 @@ func compileSchema(raw json.RawMessage) (*compiledSchema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiling input schema: %w", err)
 	}
-	return &compiledSchema{raw: compact.Bytes(), doc: doc, sch: sch}, nil
+	fast, ok := compileFast(doc, true)
+	if !ok {
+		fast = nil
+	}
+	return &compiledSchema{raw: compact.Bytes(), doc: doc, sch: sch, fast: fast}, nil
 }
 
 // inferSchema reflects the JSON Schema of an input type. The struct tag

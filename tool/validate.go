@@ -58,6 +58,9 @@ func (t *Tool) Validate(raw json.RawMessage) (*Input, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
 	}
+	if t.schema.fast != nil && t.schema.fast.valid(raw) {
+		return t.decodeValid(raw)
+	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, t.inputError(Violation{"input", "is not valid JSON: " + strings.TrimPrefix(err.Error(), "invalid json: ")})
@@ -74,6 +77,11 @@ func (t *Tool) Validate(raw json.RawMessage) (*Input, error) {
 		})
 		return nil, &InputError{Tool: t.name, Violations: slices.Compact(vs)}
 	}
+	return t.decodeValid(raw)
+}
+
+// decodeValid decodes input that passed validation into the handler's type.
+func (t *Tool) decodeValid(raw json.RawMessage) (*Input, error) {
 	value, err := t.decode(raw)
 	if err != nil {
 		return nil, t.inputError(decodeViolation(err))

@@ -18,6 +18,8 @@ var InspectPR = tool.Define(tool.Config{
 		Inspect a pull request before approval.
 		Prefer this over guessing from the title alone.
 	`),
-}, func(ctx context.Context, call *tool.Call, in InspectPRInput) (any, error) {
+}, inspectPR)
+
+func inspectPR(ctx context.Context, call *tool.Call, in InspectPRInput) (any, error) {
 	return map[string]any{"prUrl": in.PRURL, "checks": []string{"unit", "lint"}, "ready": true}, nil
-})
+}

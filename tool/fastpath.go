@@ -1,0 +1,562 @@
+package tool
+
+import (
+	"encoding/json"
+	"math/big"
+	"regexp"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// fastSchema checks input against a common subset of JSON Schema directly on
+// the JSON bytes, without building a value tree first. It is sound only in
+// one direction: when it says "valid", the full validator would agree. On
+// anything it does not handle, and on anything invalid, it says "not
+// valid", and the full validator decides and explains. Schemas inferred from
+// Go types almost always fit the subset.
+type fastSchema struct {
+	types     typeSet
+	props     map[string]*fastSchema // nil entries accept anything
+	required  map[string]uint64      // name -> its bit in the seen mask
+	allReq    uint64
+	addl      *fastSchema // additionalProperties, when a schema
+	addlFalse bool        // additionalProperties: false
+	items     *fastSchema
+	enum      []string // a string enum
+	hasEnum   bool
+	format    func(any) error // the full validator's own format check
+	minLen    int                // -1 when absent
+	maxLen    int
+	pattern   *regexp.Regexp
+	min, max  *big.Rat // inclusive bounds
+	xmin      *big.Rat // exclusive bounds
+	xmax      *big.Rat
+	minItems  int // -1 when absent
+	maxItems  int
+}
+
+type typeSet uint8
+
+const (
+	typeNull typeSet = 1 << iota
+	typeBoolean
+	typeObject
+	typeArray
+	typeNumber
+	typeInteger
+	typeString
+)
+
+var typeNames = map[string]typeSet{
+	"null": typeNull, "boolean": typeBoolean, "object": typeObject, "array": typeArray,
+	"number": typeNumber, "integer": typeInteger, "string": typeString,
+}
+
+// annotations are keywords that do not affect validation.
+var annotations = map[string]bool{
+	"title": true, "description": true, "default": true, "examples": true, "$comment": true,
+	"deprecated": true, "readOnly": true, "writeOnly": true, "contentEncoding": true, "contentMediaType": true,
+}
+
+// compileFast compiles the subset it handles; ok is false for any other
+// schema, which then always takes the full validator.
+func compileFast(doc any, root bool) (f *fastSchema, ok bool) {
+	switch doc := doc.(type) {
+	case bool:
+		return nil, doc // true accepts anything; false is left to the full validator
+	case map[string]any:
+		f = &fastSchema{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}
+		for k, v := range doc {
+			if !f.keyword(k, v, root) {
+				return nil, false
+			}
+		}
+		if f.required != nil {
+			for _, bit := range f.required {
+				f.allReq |= bit
+			}
+		}
+		return f, true
+	}
+	return nil, false
+}
+
+func (f *fastSchema) keyword(k string, v any, root bool) bool {
+	if annotations[k] {
+		return true
+	}
+	switch k {
+	case "$schema":
+		return root && v == "https://json-schema.org/draft/2020-12/schema"
+	case "type":
+		switch v := v.(type) {
+		case string:
+			f.types = typeNames[v]
+			return f.types != 0
+		case []any:
+			for _, t := range v {
+				s, _ := t.(string)
+				if typeNames[s] == 0 {
+					return false
+				}
+				f.types |= typeNames[s]
+			}
+			return true
+		}
+	case "properties":
+		props, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		f.props = make(map[string]*fastSchema, len(props))
+		for name, p := range props {
+			sub, ok := compileFast(p, false)
+			if !ok {
+				return false
+			}
+			f.props[name] = sub
+		}
+		return true
+	case "required":
+		names, ok := v.([]any)
+		if !ok || len(names) > 64 {
+			return false
+		}
+		f.required = map[string]uint64{}
+		for i, n := range names {
+			s, ok := n.(string)
+			if !ok {
+				return false
+			}
+			f.required[s] = 1 << i
+		}
+		return true
+	case "additionalProperties":
+		if b, ok := v.(bool); ok {
+			f.addlFalse = !b
+			return true
+		}
+		sub, ok := compileFast(v, false)
+		f.addl = sub
+		return ok
+	case "items":
+		sub, ok := compileFast(v, false)
+		f.items = sub
+		return ok && v != false
+	case "enum":
+		vals, ok := v.([]any)
+		if !ok {
+			return false
+		}
+		for _, e := range vals {
+			s, ok := e.(string)
+			if !ok {
+				return false
+			}
+			f.enum = append(f.enum, s)
+		}
+		f.hasEnum = true
+		return true
+	case "format":
+		s, ok := v.(string)
+		if !ok {
+			return false
+		}
+		f.format = formatSchema(s)
+		return f.format != nil
+	case "minLength", "maxLength", "minItems", "maxItems":
+		n, ok := v.(json.Number)
+		if !ok {
+			return false
+		}
+		i, err := n.Int64()
+		if err != nil || i < 0 || i > 1<<31 {
+			return false
+		}
+		switch k {
+		case "minLength":
+			f.minLen = int(i)
+		case "maxLength":
+			f.maxLen = int(i)
+		case "minItems":
+			f.minItems = int(i)
+		case "maxItems":
+			f.maxItems = int(i)
+		}
+		return true
+	case "pattern":
+		s, ok := v.(string)
+		if !ok {
+			return false
+		}
+		re, err := regexp.Compile(s) // as the full validator compiles it
+		f.pattern = re
+		return err == nil
+	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
+		n, ok := v.(json.Number)
+		if !ok {
+			return false
+		}
+		r, ok := new(big.Rat).SetString(string(n))
+		if !ok {
+			return false
+		}
+		switch k {
+		case "minimum":
+			f.min = r
+		case "maximum":
+			f.max = r
+		case "exclusiveMinimum":
+			f.xmin = r
+		case "exclusiveMaximum":
+			f.xmax = r
+		}
+		return true
+	}
+	return false
+}
+
+// formatSchema returns the full validator's check of a format, taken from
+// a compiled {"format": name}, so that the fast path checks formats exactly
+// as the full validator does. It is nil for a format the validator does not
+// know (which it then ignores, and so does the fast path's caller).
+func formatSchema(name string) func(any) error {
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	c.UseLoader(refuseLoader{})
+	if err := c.AddResource("agentsdk:///format.json", map[string]any{"format": name}); err != nil {
+		return nil
+	}
+	s, err := c.Compile("agentsdk:///format.json")
+	if err != nil || s.Format == nil {
+		return nil
+	}
+	return s.Format.Validate
+}
+
+// valid reports whether data is a single JSON value, surrounded by nothing
+// but white space, that matches f. False means "invalid or not sure".
+func (f *fastSchema) valid(data []byte) bool {
+	s := scanner{data: data}
+	s.space()
+	if !s.value(f) {
+		return false
+	}
+	s.space()
+	return s.pos == len(s.data)
+}
+
+const maxFastDepth = 64
+
+type scanner struct {
+	data  []byte
+	pos   int
+	depth int
+}
+
+func (s *scanner) space() {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+// value scans one value and checks it against f (nil accepts anything).
+func (s *scanner) value(f *fastSchema) bool {
+	if s.pos >= len(s.data) {
+		return false
+	}
+	switch c := s.data[s.pos]; {
+	case c == '{':
+		return f.allows(typeObject) && s.object(f)
+	case c == '[':
+		return f.allows(typeArray) && s.array(f)
+	case c == '"':
+		raw, plain, ok := s.str()
+		return ok && f.allows(typeString) && f.checkString(raw, plain)
+	case c == 't':
+		return f.allows(typeBoolean) && s.literal("true")
+	case c == 'f':
+		return f.allows(typeBoolean) && s.literal("false")
+	case c == 'n':
+		return f.allows(typeNull) && s.literal("null")
+	case c == '-' || ('0' <= c && c <= '9'):
+		return s.number(f)
+	}
+	return false
+}
+
+func (f *fastSchema) allows(t typeSet) bool {
+	if f == nil {
+		return true
+	}
+	if f.hasEnum && t != typeString {
+		return false
+	}
+	return f.types == 0 || f.types&t != 0
+}
+
+func (s *scanner) literal(lit string) bool {
+	if len(s.data)-s.pos < len(lit) || string(s.data[s.pos:s.pos+len(lit)]) != lit {
+		return false
+	}
+	s.pos += len(lit)
+	return true
+}
+
+func (s *scanner) object(f *fastSchema) bool {
+	if s.depth++; s.depth > maxFastDepth {
+		return false
+	}
+	defer func() { s.depth-- }()
+	s.pos++ // {
+	var seen uint64
+	s.space()
+	if s.pos < len(s.data) && s.data[s.pos] == '}' {
+		s.pos++
+		return f == nil || f.allReq == 0
+	}
+	for {
+		s.space()
+		if s.pos >= len(s.data) || s.data[s.pos] != '"' {
+			return false
+		}
+		key, plain, ok := s.str()
+		if !ok || !plain {
+			return false // escaped or non-ASCII keys take the full validator
+		}
+		var sub *fastSchema
+		if f != nil {
+			p, known := f.props[string(key)]
+			switch {
+			case known:
+				sub = p
+			case f.addlFalse:
+				return false
+			default:
+				sub = f.addl
+			}
+			seen |= f.required[string(key)]
+		}
+		s.space()
+		if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+			return false
+		}
+		s.pos++
+		s.space()
+		if !s.value(sub) {
+			return false
+		}
+		s.space()
+		if s.pos >= len(s.data) {
+			return false
+		}
+		switch s.data[s.pos] {
+		case ',':
+			s.pos++
+		case '}':
+			s.pos++
+			return f == nil || seen&f.allReq == f.allReq
+		default:
+			return false
+		}
+	}
+}
+
+func (s *scanner) array(f *fastSchema) bool {
+	if s.depth++; s.depth > maxFastDepth {
+		return false
+	}
+	defer func() { s.depth-- }()
+	s.pos++ // [
+	var items *fastSchema
+	if f != nil {
+		items = f.items
+	}
+	n := 0
+	s.space()
+	if s.pos < len(s.data) && s.data[s.pos] == ']' {
+		s.pos++
+		return f.countOK(0)
+	}
+	for {
+		s.space()
+		if !s.value(items) {
+			return false
+		}
+		n++
+		s.space()
+		if s.pos >= len(s.data) {
+			return false
+		}
+		switch s.data[s.pos] {
+		case ',':
+			s.pos++
+		case ']':
+			s.pos++
+			return f.countOK(n)
+		default:
+			return false
+		}
+	}
+}
+
+func (f *fastSchema) countOK(n int) bool {
+	if f == nil {
+		return true
+	}
+	return (f.minItems < 0 || n >= f.minItems) && (f.maxItems < 0 || n <= f.maxItems)
+}
+
+// str scans a string, returning its bytes between the quotes and whether
+// they are plain ASCII with no escapes (so that they are the value itself).
+func (s *scanner) str() (raw []byte, plain bool, ok bool) {
+	start := s.pos + 1
+	plain = true
+	for i := start; i < len(s.data); i++ {
+		c := s.data[i]
+		switch {
+		case c == '"':
+			s.pos = i + 1
+			return s.data[start:i], plain, true
+		case c == '\\':
+			plain = false
+			i++
+			if i >= len(s.data) {
+				return nil, false, false
+			}
+			switch s.data[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(s.data) {
+					return nil, false, false
+				}
+				for _, h := range s.data[i+1 : i+5] {
+					if !isHex(h) {
+						return nil, false, false
+					}
+				}
+				i += 4
+			default:
+				return nil, false, false
+			}
+		case c < 0x20:
+			return nil, false, false
+		case c >= utf8.RuneSelf:
+			plain = false
+		}
+	}
+	return nil, false, false
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func (f *fastSchema) checkString(raw []byte, plain bool) bool {
+	if f == nil || (!f.hasEnum && f.minLen < 0 && f.maxLen < 0 && f.pattern == nil && f.format == nil) {
+		return true
+	}
+	var str string
+	if plain {
+		str = string(raw)
+	} else {
+		// Decode exactly as the full validator's JSON decoder does.
+		quoted := make([]byte, 0, len(raw)+2)
+		quoted = append(append(append(quoted, '"'), raw...), '"')
+		if err := json.Unmarshal(quoted, &str); err != nil {
+			return false
+		}
+	}
+	if f.minLen >= 0 || f.maxLen >= 0 {
+		n := utf8.RuneCountInString(str)
+		if (f.minLen >= 0 && n < f.minLen) || (f.maxLen >= 0 && n > f.maxLen) {
+			return false
+		}
+	}
+	if f.hasEnum {
+		found := false
+		for _, e := range f.enum {
+			if e == str {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	if f.pattern != nil && !f.pattern.MatchString(str) {
+		return false
+	}
+	return f.format == nil || f.format(str) == nil
+}
+
+// number scans a number per the JSON grammar and checks type and bounds.
+func (s *scanner) number(f *fastSchema) bool {
+	start := s.pos
+	d := s.data
+	i := s.pos
+	if i < len(d) && d[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case i < len(d) && '1' <= d[i] && d[i] <= '9':
+		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	integer := true
+	if i < len(d) && d[i] == '.' {
+		integer = false
+		i++
+		if i >= len(d) || d[i] < '0' || d[i] > '9' {
+			return false
+		}
+		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		integer = false
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		if i >= len(d) || d[i] < '0' || d[i] > '9' {
+			return false
+		}
+		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
+			i++
+		}
+	}
+	s.pos = i
+	if f == nil {
+		return true
+	}
+	if f.hasEnum {
+		return false
+	}
+	// 1.0 and 1e2 are integers too, but leave them to the full validator.
+	if f.types != 0 && f.types&typeNumber == 0 && !(integer && f.types&typeInteger != 0) {
+		return false
+	}
+	if f.min == nil && f.max == nil && f.xmin == nil && f.xmax == nil {
+		return true
+	}
+	r, ok := new(big.Rat).SetString(string(d[start:i]))
+	if !ok {
+		return false
+	}
+	return (f.min == nil || r.Cmp(f.min) >= 0) && (f.max == nil || r.Cmp(f.max) <= 0) &&
+		(f.xmin == nil || r.Cmp(f.xmin) > 0) && (f.xmax == nil || r.Cmp(f.xmax) < 0)
+}
