@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentsdk/agentsdk/internal/agenttool"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -148,7 +149,7 @@ func (h *Host) CallTool(ctx context.Context, name string, input any, opts *CallO
 	}
 
 	id := tool.NewCallID(name)
-	ws := &scratch{root: h.stateRoot, id: id}
+	ws := &scratch{root: h.stateRoot, id: id, tools: h.tools}
 	defer ws.remove(h.logger)
 	call := tool.NewCall(tool.CallInfo{
 		ID:        id,
@@ -191,9 +192,10 @@ func inputJSON(input any) (json.RawMessage, error) {
 // removed when the call returns, and refused after that.
 type scratch struct {
 	mu      sync.Mutex
-	root    string // the state root
-	id      string // the call id
-	dir     string // <root>/tool-calls/<id>, once created
+	root    string    // the state root
+	id      string    // the call id
+	dir     string    // <root>/tool-calls/<id>, once created
+	tools   *tool.Set // agent tools are materialised into it, like a session's
 	created bool
 	closed  bool
 }
@@ -209,6 +211,11 @@ func (s *scratch) open() (string, error) {
 	s.dir = filepath.Join(s.root, "tool-calls", s.id)
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return "", fmt.Errorf("creating scratch workspace: %w", err)
+	}
+	if !s.created {
+		if err := agenttool.Materialize(s.dir, s.tools); err != nil {
+			return "", fmt.Errorf("creating scratch workspace: %w", err)
+		}
 	}
 	s.created = true
 	return s.dir, nil

@@ -1,0 +1,187 @@
+package serve
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/internal/command"
+	"github.com/agentsdk/agentsdk/internal/token"
+	"github.com/agentsdk/agentsdk/tool"
+)
+
+// Stdio is the standard streams [Main] uses.
+type Stdio struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// Main is the entry point of an agent binary: the program agent-sdk builds
+// from an agent directory, whose generated main is
+//
+//	func main() {
+//		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+//		defer stop()
+//		os.Exit(serve.Main(ctx, os.Args[1:], serve.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
+//	}
+//
+// It serves, lists or calls the tools registered with [tool.Define] and
+// [tool.DefineScript] (see [tool.Registered]), per args:
+//
+//	serve [--addr 127.0.0.1:3000] [--slug NAME] [--state DIR] [--token T] [--max-body-bytes N]
+//	call NAME [--input JSON|@FILE|-] [--state DIR] [--session ID]
+//	tools [--json]
+//
+// It returns the process exit code; for call, see the agent-sdk CLI's.
+func Main(ctx context.Context, args []string, stdio Stdio) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stdio.Err, "usage: agent serve|call|tools [flags]")
+		return command.ExitRefused
+	}
+	set, err := tool.Registered()
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
+	}
+	switch args[0] {
+	case "serve":
+		return mainServe(ctx, set, args[1:], stdio)
+	case "call":
+		return mainCall(ctx, set, args[1:], stdio)
+	case "tools":
+		return mainTools(set, args[1:], stdio)
+	}
+	fmt.Fprintf(stdio.Err, "unknown command %q: use serve, call or tools\n", args[0])
+	return command.ExitRefused
+}
+
+func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stdio.Err)
+	cwd, _ := os.Getwd()
+	addr := fs.String("addr", "127.0.0.1:3000", "address to listen on")
+	slug := fs.String("slug", filepath.Base(cwd), "URL prefix of the API: /<slug>/v1/…")
+	state := fs.String("state", ".agent-sdk", "state directory")
+	tok := fs.String("token", "", "bearer token (default $"+token.EnvVar+", else generated into <state>/token)")
+	maxBody := fs.Int64("max-body-bytes", MaxBodyBytesDefault, "largest request body accepted")
+	drain := fs.Duration("drain-timeout", DrainTimeoutDefault, "how long shutdown waits for in-flight calls")
+	logFormat := fs.String("log-format", "text", "request log format: text or json")
+	if err := fs.Parse(args); err != nil {
+		return command.ExitRefused
+	}
+	var handler slog.Handler
+	switch *logFormat {
+	case "text":
+		handler = slog.NewTextHandler(stdio.Err, nil)
+	case "json":
+		handler = slog.NewJSONHandler(stdio.Err, nil)
+	default:
+		fmt.Fprintf(stdio.Err, "--log-format must be text or json, not %q\n", *logFormat)
+		return command.ExitRefused
+	}
+	logger := slog.New(handler)
+	stateDir, err := filepath.Abs(*state)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
+	}
+	secret, src, err := token.Ensure(*tok, stateDir)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
+	}
+	if src == token.FromGenerated {
+		fmt.Fprintf(stdio.Err, "generated an API token and stored it in %s (mode 0600):\n  %s\nread it again with: cat %s\n", token.File(stateDir), secret, token.File(stateDir))
+	}
+	h, err := host.New(set, &host.Options{StateRoot: stateDir, Logger: logger})
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
+	}
+	srv, err := New(h, &Options{Slug: *slug, Token: secret, MaxBodyBytes: *maxBody, Logger: logger})
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitRefused
+	}
+	err = ListenAndServe(ctx, *addr, srv, &ListenOptions{
+		DrainTimeout: *drain,
+		Logger:       logger,
+		OnListen: func(a net.Addr) {
+			fmt.Fprintf(stdio.Err, "serving %s at http://%s/%s/v1 (tools: %s)\n", *slug, a, *slug, strings.Join(set.Names(), ", "))
+		},
+	})
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
+	}
+	return command.ExitOK
+}
+
+func mainCall(ctx context.Context, set *tool.Set, args []string, stdio Stdio) int {
+	fs := flag.NewFlagSet("call", flag.ContinueOnError)
+	fs.SetOutput(stdio.Err)
+	input := fs.String("input", "", "input as JSON, @FILE, or - for stdin")
+	state := fs.String("state", ".agent-sdk", "state directory")
+	session := fs.String("session", "", "run the call in this session")
+	name, rest := "", args
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, rest = args[0], args[1:]
+	}
+	if err := fs.Parse(rest); err != nil {
+		return command.ExitRefused
+	}
+	if name == "" && fs.NArg() > 0 {
+		name = fs.Arg(0)
+	}
+	if name == "" {
+		fmt.Fprintln(stdio.Err, "usage: call NAME [--input JSON|@FILE|-]")
+		return command.ExitRefused
+	}
+	raw, err := command.ReadInput(*input, stdio.In)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitRefused
+	}
+	h, err := host.New(set, &host.Options{StateRoot: *state, Logger: slog.New(slog.NewTextHandler(stdio.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
+	}
+	out, err := h.CallTool(ctx, name, raw, &host.CallOptions{SessionID: *session})
+	if err != nil {
+		apiErr := callError(err)
+		command.PrintJSON(stdio.Out, errorBody{Error: apiErr})
+		fmt.Fprintln(stdio.Err, err)
+		if apiErr.Status >= 500 {
+			return command.ExitFailure
+		}
+		return command.ExitRefused
+	}
+	command.PrintJSON(stdio.Out, CallResponse{OK: true, Outcome: *out})
+	if out.IsError {
+		return command.ExitToolError
+	}
+	return command.ExitOK
+}
+
+func mainTools(set *tool.Set, args []string, stdio Stdio) int {
+	fs := flag.NewFlagSet("tools", flag.ContinueOnError)
+	fs.SetOutput(stdio.Err)
+	asJSON := fs.Bool("json", false, "print JSON for machines")
+	if err := fs.Parse(args); err != nil {
+		return command.ExitRefused
+	}
+	if *asJSON {
+		command.PrintJSON(stdio.Out, toolList{OK: true, Tools: set.Infos()})
+		return command.ExitOK
+	}
+	command.PrintTools(stdio.Out, set.Infos())
+	return command.ExitOK
+}

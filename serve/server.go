@@ -1,0 +1,186 @@
+// Package serve puts a [host.Host] on HTTP: direct tool calls and the tool
+// listing, behind a bearer token, with request logs. [Server] is the
+// http.Handler; [ListenAndServe] runs it and drains in-flight calls on
+// shutdown; [Main] is the entry point of agent binaries built by the
+// agent-sdk CLI.
+//
+// A Go program can skip the CLI and serve its own tool set:
+//
+//	set, _ := tool.NewSet(myTools...)
+//	h, _ := host.New(set, &host.Options{StateRoot: "state"})
+//	srv, _ := serve.New(h, &serve.Options{Slug: "myagent", Token: os.Getenv("AGENT_SDK_TOKEN")})
+//	err := serve.ListenAndServe(ctx, "127.0.0.1:3000", srv, nil)
+package serve
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/tool"
+)
+
+// MaxBodyBytesDefault is the largest request body accepted by default.
+const MaxBodyBytesDefault = 4 << 20
+
+// Options configure a [Server].
+type Options struct {
+	// Slug prefixes every API path: /<slug>/v1/…. Required.
+	Slug string
+	// Token is the bearer token every endpoint but /healthz requires.
+	// Required: a server without one refuses to start.
+	Token string
+	// MaxBodyBytes bounds request bodies; zero means MaxBodyBytesDefault.
+	MaxBodyBytes int64
+	// Logger receives one line per request (method, path, status,
+	// duration, call id). Nil discards them.
+	Logger *slog.Logger
+}
+
+// Server is the HTTP API of one agent's host.
+type Server struct {
+	host    *host.Host
+	slug    string
+	token   []byte
+	maxBody int64
+	logger  *slog.Logger
+	mux     *http.ServeMux
+}
+
+var validSlug = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// New returns the HTTP API for h.
+func New(h *host.Host, opts *Options) (*Server, error) {
+	if h == nil {
+		return nil, errors.New("creating server: the host is nil")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if !validSlug.MatchString(o.Slug) {
+		return nil, fmt.Errorf("creating server: invalid slug %q: use 1 to 64 letters, digits, '.', '_' or '-'", o.Slug)
+	}
+	if o.Token == "" {
+		return nil, errors.New("creating server: Options.Token is required")
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = MaxBodyBytesDefault
+	}
+	if o.MaxBodyBytes < 0 {
+		return nil, fmt.Errorf("creating server: MaxBodyBytes is negative (%d)", o.MaxBodyBytes)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{host: h, slug: o.Slug, token: []byte(o.Token), maxBody: o.MaxBodyBytes, logger: o.Logger, mux: http.NewServeMux()}
+	prefix := "/" + o.Slug + "/v1"
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.Handle("GET "+prefix+"/tools", s.authed(s.listTools))
+	s.mux.Handle("POST "+prefix+"/tools/{name}", s.authed(s.callTool))
+	s.mux.Handle("/", s.authed(s.notFound))
+	return s, nil
+}
+
+// Slug returns the server's slug.
+func (s *Server) Slug() string { return s.slug }
+
+// ServeHTTP serves the API and logs the request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+	s.mux.ServeHTTP(rec, r)
+	attrs := []slog.Attr{
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.Int("status", rec.status),
+		slog.Duration("duration", time.Since(start)),
+	}
+	if id := rec.Header().Get(CallIDHeader); id != "" {
+		attrs = append(attrs, slog.String("call_id", id))
+	}
+	s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+}
+
+// CallIDHeader carries a direct call's id on its response.
+const CallIDHeader = "X-Agent-Call-Id"
+
+// recorder remembers the status a handler wrote.
+type recorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *recorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// authed requires the bearer token, compared in constant time.
+func (s *Server) authed(next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), s.token) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agent-sdk"`)
+			writeError(w, &apiError{Status: http.StatusUnauthorized, Code: "unauthorized",
+				Message: "missing or wrong bearer token: send Authorization: Bearer <token> (see the host's state directory, file token)"})
+			return
+		}
+		next(w, r)
+	})
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found",
+		Message: fmt.Sprintf("no endpoint %s %s; the API lives under /%s/v1", r.Method, r.URL.Path, s.slug)})
+}
+
+// toolList is the body of GET /<slug>/v1/tools.
+type toolList struct {
+	OK    bool        `json:"ok"`
+	Tools []tool.Info `json:"tools"`
+}
+
+func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, toolList{OK: true, Tools: s.host.Tools().Infos()})
+}
+
+// CallRequest is the body of POST /<slug>/v1/tools/<name>.
+type CallRequest struct {
+	Input     json.RawMessage `json:"input"`
+	SessionID string          `json:"sessionId,omitempty"`
+}
+
+// CallResponse is the body of a successful direct call.
+type CallResponse struct {
+	OK bool `json:"ok"`
+	host.Outcome
+}
+
+func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
+	var req CallRequest
+	if err := s.decodeBody(w, r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	out, err := s.host.CallTool(r.Context(), r.PathValue("name"), req.Input, &host.CallOptions{SessionID: req.SessionID})
+	if err != nil {
+		writeError(w, callError(err))
+		return
+	}
+	w.Header().Set(CallIDHeader, out.CallID)
+	writeJSON(w, http.StatusOK, CallResponse{OK: true, Outcome: *out})
+}
