@@ -34,6 +34,7 @@ func FuzzCallTool(f *testing.F) {
 		`{"prUrl":"https://x.example","count":1000}`,
 		`{"prurl":"x"}`, `{"prUrl":"x","extra":[1,2,{}]}`, `null`, `[]`, `{`, ``, `{"prUrl":"\ud800"}`,
 		`{"prUrl":"https://x.example","meta":{"a":{"b":[1e400]}}}`,
+		`{"prUrl":"https://x.example","count":1e99999999}`, `{"prUrl":"https://x.example","count":-1e-999999}`,
 	} {
 		f.Add([]byte(seed))
 	}

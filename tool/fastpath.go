@@ -1,9 +1,12 @@
 package tool
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/big"
 	"regexp"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -540,6 +543,9 @@ func (s *scanner) number(f *fastSchema) bool {
 		}
 	}
 	s.pos = i
+	if hugeNumber(d[start:i]) {
+		return false // the full path refuses it with a clear message
+	}
 	if f == nil {
 		return true
 	}
@@ -559,4 +565,51 @@ func (s *scanner) number(f *fastSchema) bool {
 	}
 	return (f.min == nil || r.Cmp(f.min) >= 0) && (f.max == nil || r.Cmp(f.max) <= 0) &&
 		(f.xmin == nil || r.Cmp(f.xmin) > 0) && (f.xmax == nil || r.Cmp(f.xmax) < 0)
+}
+
+// Bounds on numbers in input: beyond them a number is refused before
+// validation, since exact arithmetic on it (10^1e9) would take the host down.
+const (
+	maxNumberLen      = 1000
+	maxNumberExponent = 1000
+)
+
+// hugeNumber reports whether a number token is beyond those bounds.
+func hugeNumber(tok []byte) bool {
+	if len(tok) > maxNumberLen {
+		return true
+	}
+	i := bytes.IndexAny(tok, "eE")
+	if i < 0 {
+		return false
+	}
+	exp := strings.TrimLeft(string(tok[i+1:]), "+-")
+	exp = strings.TrimLeft(exp, "0")
+	n, err := strconv.Atoi(exp)
+	return len(exp) > 6 || err != nil && exp != "" || n > maxNumberExponent
+}
+
+// findHugeNumber returns the first number in a JSON text that is beyond the
+// bounds, or nil. It scans the text without parsing it, skipping strings.
+func findHugeNumber(data []byte) []byte {
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '"':
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case c == '-' || ('0' <= c && c <= '9'):
+			j := i
+			for j < len(data) && strings.IndexByte("0123456789+-.eE", data[j]) >= 0 {
+				j++
+			}
+			if hugeNumber(data[i:j]) {
+				return data[i:j]
+			}
+			i = j - 1
+		}
+	}
+	return nil
 }

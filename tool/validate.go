@@ -61,10 +61,29 @@ func (t *Tool) Validate(raw json.RawMessage) (*Input, error) {
 	if t.schema.fast != nil && t.schema.fast.valid(raw) {
 		return t.decodeValid(raw)
 	}
+	return t.validateFully(raw)
+}
+
+// validateFully validates with the full JSON Schema validator and explains
+// every violation.
+func (t *Tool) validateFully(raw json.RawMessage) (in *Input, err error) {
+	if n := findHugeNumber(raw); n != nil {
+		if len(n) > 40 {
+			n = append(bytes.Clone(n[:40]), "…"...)
+		}
+		return nil, t.inputError(Violation{"input", fmt.Sprintf("has a number out of range: %s", n)})
+	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, t.inputError(Violation{"input", "is not valid JSON: " + strings.TrimPrefix(err.Error(), "invalid json: ")})
 	}
+	defer func() {
+		// The validator is third-party code fed hostile input: a panic in
+		// it refuses the input instead of taking the host down.
+		if p := recover(); p != nil {
+			in, err = nil, t.inputError(Violation{"input", fmt.Sprintf("could not be validated: %v", p)})
+		}
+	}()
 	if err := t.schema.sch.Validate(doc); err != nil {
 		var ve *jsonschema.ValidationError
 		if !errors.As(err, &ve) {
