@@ -142,20 +142,25 @@ func envOr(key, def string) string {
 	return def
 }
 
-// limitedBuffer keeps at most limit bytes and notes whether more came.
+// limitedBuffer keeps at most limit bytes and notes whether more came. It
+// does not embed bytes.Buffer, whose ReadFrom io.Copy would use instead of
+// Write, bypassing the limit.
 type limitedBuffer struct {
-	bytes.Buffer
+	buf      bytes.Buffer
 	limit    int
 	overflow bool
 }
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.limit - b.Len(); len(p) > room {
+	if room := b.limit - b.buf.Len(); len(p) > room {
 		b.overflow = true
 		if room > 0 {
-			b.Buffer.Write(p[:room])
+			b.buf.Write(p[:room])
 		}
 		return len(p), nil
 	}
-	return b.Buffer.Write(p)
+	return b.buf.Write(p)
 }
+
+func (b *limitedBuffer) Bytes() []byte  { return b.buf.Bytes() }
+func (b *limitedBuffer) String() string { return b.buf.String() }
