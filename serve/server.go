@@ -85,7 +85,6 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.Handle("GET "+prefix+"/tools", s.authed(s.listTools))
 	s.mux.Handle("POST "+prefix+"/tools/{name}", s.authed(s.callTool))
-	s.mux.Handle("/", s.authed(s.notFound))
 	return s, nil
 }
 
@@ -96,7 +95,11 @@ func (s *Server) Slug() string { return s.slug }
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
-	s.mux.ServeHTTP(rec, r)
+	if h, pattern := s.mux.Handler(r); pattern != "" {
+		s.mux.ServeHTTP(rec, r) // sets the path values, which h alone would not
+	} else {
+		s.authed(s.unrouted(h)).ServeHTTP(rec, r)
+	}
 	attrs := []slog.Attr{
 		slog.String("method", r.Method),
 		slog.String("path", r.URL.Path),
@@ -143,10 +146,32 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
 }
 
-func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
-	writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found",
-		Message: fmt.Sprintf("no endpoint %s %s; the API lives under /%s/v1", r.Method, r.URL.Path, s.slug)})
+// unrouted answers a request no endpoint matched, in the API's error shape:
+// 405 (with Allow) when the path exists for other methods, else 404.
+func (s *Server) unrouted(mux http.Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		probe := &statusProbe{header: http.Header{}}
+		mux.ServeHTTP(probe, r)
+		if probe.status == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", probe.header.Get("Allow"))
+			writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
+				Message: fmt.Sprintf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, probe.header.Get("Allow"))})
+			return
+		}
+		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found",
+			Message: fmt.Sprintf("no endpoint %s %s; the API lives under /%s/v1", r.Method, r.URL.Path, s.slug)})
+	}
 }
+
+// statusProbe records what the mux's own 404/405 handler would answer.
+type statusProbe struct {
+	header http.Header
+	status int
+}
+
+func (p *statusProbe) Header() http.Header         { return p.header }
+func (p *statusProbe) Write(b []byte) (int, error) { return len(b), nil }
+func (p *statusProbe) WriteHeader(code int)        { p.status = code }
 
 // toolList is the body of GET /<slug>/v1/tools.
 type toolList struct {

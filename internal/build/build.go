@@ -248,6 +248,10 @@ func (a *Agent) hash(main, sdkVersion string) (string, error) {
 // hashTree adds the build inputs under root, skipping nested modules,
 // hidden and testdata directories, and tests.
 func hashTree(h io.Writer, root string) error {
+	if _, err := os.Stat(root); os.IsNotExist(err) {
+		fmt.Fprintf(h, "missing\x00%s\x00", root) // go build reports it
+		return nil
+	}
 	var files []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
