@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/internal/jsonscan"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -54,32 +56,84 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// decodeBody decodes a JSON object body into v, refusing bodies over the
-// limit, malformed JSON, unknown fields and trailing data.
-func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) *apiError {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+// readBody reads a request body, refusing one over the limit.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+	body, err := readAll(http.MaxBytesReader(w, r.Body, s.maxBody), r.ContentLength, s.maxBody)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return &apiError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large",
+			return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large",
 				Message: fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit)}
 		}
-		return &apiError{Status: http.StatusBadRequest, Code: "bad_request", Message: "reading request body: " + err.Error()}
+		return nil, &apiError{Status: http.StatusBadRequest, Code: "bad_request", Message: "reading request body: " + err.Error()}
 	}
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return &apiError{Status: http.StatusBadRequest, Code: "malformed_json",
-			Message: `request body must be a JSON object, such as {"input": {…}}`}
+	return body, nil
+}
+
+// readAll reads r whole, sizing its buffer from the declared length when
+// there is one within the limit.
+func readAll(r io.Reader, declared, limit int64) ([]byte, error) {
+	if declared <= 0 || declared > limit {
+		return io.ReadAll(r)
 	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return &apiError{Status: http.StatusBadRequest, Code: "malformed_json", Message: "request body: " + err.Error()}
+	buf := make([]byte, declared, declared+1)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		if err == io.ErrUnexpectedEOF {
+			return nil, fmt.Errorf("body shorter than its Content-Length: %w", err)
+		}
+		return nil, err
 	}
-	if dec.InputOffset() != int64(len(trimmed)) {
-		return &apiError{Status: http.StatusBadRequest, Code: "malformed_json", Message: "request body: unexpected data after the JSON object"}
+	return buf, nil
+}
+
+// parseCallRequest reads {"input": …, "sessionId": "…"}, refusing anything
+// else: malformed JSON, other fields, trailing data. It slices the input out
+// of the body without decoding it; the tool's validation does that once.
+func parseCallRequest(body []byte) (CallRequest, *apiError) {
+	var req CallRequest
+	malformed := func(msg string) *apiError {
+		return &apiError{Status: http.StatusBadRequest, Code: "malformed_json", Message: "request body: " + msg}
 	}
-	return nil
+	if len(bytes.TrimSpace(body)) == 0 {
+		return req, malformed(`empty; send a JSON object such as {"input": {…}}`)
+	}
+	var fieldErr *apiError
+	err := jsonscan.Object(body, func(key []byte, plain bool, value []byte) error {
+		switch {
+		case plain && string(key) == "input":
+			req.Input = value
+		case plain && string(key) == "sessionId":
+			if string(value) == "null" {
+				return nil
+			}
+			if err := json.Unmarshal(value, &req.SessionID); err != nil {
+				fieldErr = malformed("sessionId must be a string")
+				return fieldErr
+			}
+		default:
+			fieldErr = malformed(fmt.Sprintf("unknown field %s: only input and sessionId are allowed", quoteKey(key)))
+			return fieldErr
+		}
+		return nil
+	})
+	if fieldErr != nil {
+		return req, fieldErr
+	}
+	if err != nil {
+		var syntax *json.SyntaxError
+		if jerr := json.Unmarshal(body, new(any)); errors.As(jerr, &syntax) {
+			return req, malformed(fmt.Sprintf("%v (at byte %d)", syntax, syntax.Offset))
+		}
+		return req, malformed(`must be a JSON object such as {"input": {…}}`)
+	}
+	return req, nil
+}
+
+func quoteKey(key []byte) string {
+	if len(key) > 64 {
+		key = key[:64]
+	}
+	return strconv.Quote(string(key))
 }
 
 type errorBody struct {

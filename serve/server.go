@@ -82,9 +82,19 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 	}
 	s := &Server{host: h, slug: o.Slug, token: []byte(o.Token), maxBody: o.MaxBodyBytes, logger: o.Logger, mux: http.NewServeMux()}
 	prefix := "/" + o.Slug + "/v1"
-	s.mux.HandleFunc("GET /healthz", s.healthz)
-	s.mux.Handle("GET "+prefix+"/tools", s.authed(s.listTools))
-	s.mux.Handle("POST "+prefix+"/tools/{name}", s.authed(s.callTool))
+	routes := map[string]http.Handler{
+		"GET /healthz":                     http.HandlerFunc(s.healthz),
+		"GET " + prefix + "/tools":         s.authed(s.listTools),
+		"POST " + prefix + "/tools/{name}": s.authed(s.callTool),
+	}
+	// known holds the same routes, so that a request no route takes can be
+	// told apart: 405 when its path exists for other methods, else 404.
+	known := http.NewServeMux()
+	for pattern, h := range routes {
+		s.mux.Handle(pattern, h)
+		known.Handle(pattern, h)
+	}
+	s.mux.Handle("/", s.authed(s.unrouted(known)))
 	return s, nil
 }
 
@@ -95,24 +105,22 @@ func (s *Server) Slug() string { return s.slug }
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
-	if h, pattern := s.mux.Handler(r); pattern != "" {
-		s.mux.ServeHTTP(rec, r) // sets the path values, which h alone would not
-	} else {
-		s.authed(s.unrouted(h)).ServeHTTP(rec, r)
+	s.mux.ServeHTTP(rec, r)
+	ctx := r.Context()
+	if !s.logger.Enabled(ctx, slog.LevelInfo) {
+		return
 	}
-	attrs := []slog.Attr{
-		slog.String("method", r.Method),
-		slog.String("path", r.URL.Path),
-		slog.Int("status", rec.status),
-		slog.Duration("duration", time.Since(start)),
+	method, path, status, took := slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Int("status", rec.status), slog.Duration("duration", time.Since(start))
+	if id := rec.Header()[CallIDHeader]; len(id) == 1 {
+		s.logger.LogAttrs(ctx, slog.LevelInfo, "request", method, path, status, took, slog.String("call_id", id[0]))
+		return
 	}
-	if id := rec.Header().Get(CallIDHeader); id != "" {
-		attrs = append(attrs, slog.String("call_id", id))
-	}
-	s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+	s.logger.LogAttrs(ctx, slog.LevelInfo, "request", method, path, status, took)
 }
 
-// CallIDHeader carries a direct call's id on its response.
+// CallIDHeader carries a direct call's id on its response. It is in
+// canonical form, so that the header map can be used directly.
 const CallIDHeader = "X-Agent-Call-Id"
 
 // recorder remembers the status a handler wrote.
@@ -148,10 +156,11 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 
 // unrouted answers a request no endpoint matched, in the API's error shape:
 // 405 (with Allow) when the path exists for other methods, else 404.
-func (s *Server) unrouted(mux http.Handler) http.HandlerFunc {
+func (s *Server) unrouted(known *http.ServeMux) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		probe := &statusProbe{header: http.Header{}}
-		mux.ServeHTTP(probe, r)
+		h, _ := known.Handler(r)
+		h.ServeHTTP(probe, r)
 		if probe.status == http.StatusMethodNotAllowed {
 			w.Header().Set("Allow", probe.header.Get("Allow"))
 			writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
@@ -196,16 +205,19 @@ type CallResponse struct {
 }
 
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
-	var req CallRequest
-	if err := s.decodeBody(w, r, &req); err != nil {
-		writeError(w, err)
-		return
+	body, apiErr := s.readBody(w, r)
+	if apiErr == nil {
+		var req CallRequest
+		if req, apiErr = parseCallRequest(body); apiErr == nil {
+			out, err := s.host.CallTool(r.Context(), r.PathValue("name"), req.Input, &host.CallOptions{SessionID: req.SessionID})
+			if err != nil {
+				apiErr = callError(err)
+			} else {
+				w.Header()[CallIDHeader] = []string{out.CallID}
+				writeOutcome(w, out)
+				return
+			}
+		}
 	}
-	out, err := s.host.CallTool(r.Context(), r.PathValue("name"), req.Input, &host.CallOptions{SessionID: req.SessionID})
-	if err != nil {
-		writeError(w, callError(err))
-		return
-	}
-	w.Header().Set(CallIDHeader, out.CallID)
-	writeJSON(w, http.StatusOK, CallResponse{OK: true, Outcome: *out})
+	writeError(w, apiErr)
 }

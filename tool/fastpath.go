@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentsdk/agentsdk/internal/jsonscan"
 )
 
 // fastSchema checks input against a common subset of JSON Schema directly on
@@ -29,7 +32,7 @@ type fastSchema struct {
 	enum      []string // a string enum
 	hasEnum   bool
 	format    func(any) error // the full validator's own format check
-	minLen    int                // -1 when absent
+	minLen    int             // -1 when absent
 	maxLen    int
 	pattern   *regexp.Regexp
 	min, max  *big.Rat // inclusive bounds
@@ -241,55 +244,32 @@ func formatSchema(name string) func(any) error {
 // valid reports whether data is a single JSON value, surrounded by nothing
 // but white space, that matches f. False means "invalid or not sure".
 func (f *fastSchema) valid(data []byte) bool {
-	s := scanner{data: data}
-	s.space()
-	if !s.value(f) {
-		return false
-	}
-	s.space()
-	return s.pos == len(s.data)
+	s := jsonscan.Scanner{Data: data}
+	s.Space()
+	return checkValue(&s, f, 0) && s.AtEnd()
 }
 
 const maxFastDepth = 64
 
-type scanner struct {
-	data  []byte
-	pos   int
-	depth int
-}
-
-func (s *scanner) space() {
-	for s.pos < len(s.data) {
-		switch s.data[s.pos] {
-		case ' ', '\t', '\n', '\r':
-			s.pos++
-		default:
-			return
-		}
-	}
-}
-
-// value scans one value and checks it against f (nil accepts anything).
-func (s *scanner) value(f *fastSchema) bool {
-	if s.pos >= len(s.data) {
-		return false
-	}
-	switch c := s.data[s.pos]; {
+// checkValue reads one value and checks it against f (nil accepts anything).
+func checkValue(s *jsonscan.Scanner, f *fastSchema, depth int) bool {
+	switch c := s.Peek(); {
 	case c == '{':
-		return f.allows(typeObject) && s.object(f)
+		return depth < maxFastDepth && f.allows(typeObject) && checkObject(s, f, depth+1)
 	case c == '[':
-		return f.allows(typeArray) && s.array(f)
+		return depth < maxFastDepth && f.allows(typeArray) && checkArray(s, f, depth+1)
 	case c == '"':
-		raw, plain, ok := s.str()
+		raw, plain, ok := s.String()
 		return ok && f.allows(typeString) && f.checkString(raw, plain)
 	case c == 't':
-		return f.allows(typeBoolean) && s.literal("true")
+		return f.allows(typeBoolean) && s.Literal("true")
 	case c == 'f':
-		return f.allows(typeBoolean) && s.literal("false")
+		return f.allows(typeBoolean) && s.Literal("false")
 	case c == 'n':
-		return f.allows(typeNull) && s.literal("null")
+		return f.allows(typeNull) && s.Literal("null")
 	case c == '-' || ('0' <= c && c <= '9'):
-		return s.number(f)
+		tok, integer, ok := s.Number()
+		return ok && f.checkNumber(tok, integer)
 	}
 	return false
 }
@@ -304,32 +284,16 @@ func (f *fastSchema) allows(t typeSet) bool {
 	return f.types == 0 || f.types&t != 0
 }
 
-func (s *scanner) literal(lit string) bool {
-	if len(s.data)-s.pos < len(lit) || string(s.data[s.pos:s.pos+len(lit)]) != lit {
-		return false
-	}
-	s.pos += len(lit)
-	return true
-}
-
-func (s *scanner) object(f *fastSchema) bool {
-	if s.depth++; s.depth > maxFastDepth {
-		return false
-	}
-	defer func() { s.depth-- }()
-	s.pos++ // {
+func checkObject(s *jsonscan.Scanner, f *fastSchema, depth int) bool {
+	s.Pos++ // {
 	var seen uint64
-	s.space()
-	if s.pos < len(s.data) && s.data[s.pos] == '}' {
-		s.pos++
+	s.Space()
+	if s.Consume('}') {
 		return f == nil || f.allReq == 0
 	}
 	for {
-		s.space()
-		if s.pos >= len(s.data) || s.data[s.pos] != '"' {
-			return false
-		}
-		key, plain, ok := s.str()
+		s.Space()
+		key, plain, ok := s.String()
 		if !ok || !plain {
 			return false // escaped or non-ASCII keys take the full validator
 		}
@@ -346,64 +310,46 @@ func (s *scanner) object(f *fastSchema) bool {
 			}
 			seen |= f.required[string(key)]
 		}
-		s.space()
-		if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+		s.Space()
+		if !s.Consume(':') {
 			return false
 		}
-		s.pos++
-		s.space()
-		if !s.value(sub) {
+		s.Space()
+		if !checkValue(s, sub, depth) {
 			return false
 		}
-		s.space()
-		if s.pos >= len(s.data) {
-			return false
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
+		s.Space()
+		if s.Consume('}') {
 			return f == nil || seen&f.allReq == f.allReq
-		default:
+		}
+		if !s.Consume(',') {
 			return false
 		}
 	}
 }
 
-func (s *scanner) array(f *fastSchema) bool {
-	if s.depth++; s.depth > maxFastDepth {
-		return false
-	}
-	defer func() { s.depth-- }()
-	s.pos++ // [
+func checkArray(s *jsonscan.Scanner, f *fastSchema, depth int) bool {
+	s.Pos++ // [
 	var items *fastSchema
 	if f != nil {
 		items = f.items
 	}
 	n := 0
-	s.space()
-	if s.pos < len(s.data) && s.data[s.pos] == ']' {
-		s.pos++
+	s.Space()
+	if s.Consume(']') {
 		return f.countOK(0)
 	}
 	for {
-		s.space()
-		if !s.value(items) {
+		s.Space()
+		if !checkValue(s, items, depth) {
 			return false
 		}
 		n++
-		s.space()
-		if s.pos >= len(s.data) {
-			return false
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case ']':
-			s.pos++
+		s.Space()
+		if s.Consume(']') {
 			return f.countOK(n)
-		default:
+		}
+		if !s.Consume(',') {
 			return false
 		}
 	}
@@ -414,51 +360,6 @@ func (f *fastSchema) countOK(n int) bool {
 		return true
 	}
 	return (f.minItems < 0 || n >= f.minItems) && (f.maxItems < 0 || n <= f.maxItems)
-}
-
-// str scans a string, returning its bytes between the quotes and whether
-// they are plain ASCII with no escapes (so that they are the value itself).
-func (s *scanner) str() (raw []byte, plain bool, ok bool) {
-	start := s.pos + 1
-	plain = true
-	for i := start; i < len(s.data); i++ {
-		c := s.data[i]
-		switch {
-		case c == '"':
-			s.pos = i + 1
-			return s.data[start:i], plain, true
-		case c == '\\':
-			plain = false
-			i++
-			if i >= len(s.data) {
-				return nil, false, false
-			}
-			switch s.data[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if i+4 >= len(s.data) {
-					return nil, false, false
-				}
-				for _, h := range s.data[i+1 : i+5] {
-					if !isHex(h) {
-						return nil, false, false
-					}
-				}
-				i += 4
-			default:
-				return nil, false, false
-			}
-		case c < 0x20:
-			return nil, false, false
-		case c >= utf8.RuneSelf:
-			plain = false
-		}
-	}
-	return nil, false, false
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 func (f *fastSchema) checkString(raw []byte, plain bool) bool {
@@ -482,17 +383,8 @@ func (f *fastSchema) checkString(raw []byte, plain bool) bool {
 			return false
 		}
 	}
-	if f.hasEnum {
-		found := false
-		for _, e := range f.enum {
-			if e == str {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
+	if f.hasEnum && !slices.Contains(f.enum, str) {
+		return false
 	}
 	if f.pattern != nil && !f.pattern.MatchString(str) {
 		return false
@@ -500,50 +392,9 @@ func (f *fastSchema) checkString(raw []byte, plain bool) bool {
 	return f.format == nil || f.format(str) == nil
 }
 
-// number scans a number per the JSON grammar and checks type and bounds.
-func (s *scanner) number(f *fastSchema) bool {
-	start := s.pos
-	d := s.data
-	i := s.pos
-	if i < len(d) && d[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(d) && d[i] == '0':
-		i++
-	case i < len(d) && '1' <= d[i] && d[i] <= '9':
-		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	integer := true
-	if i < len(d) && d[i] == '.' {
-		integer = false
-		i++
-		if i >= len(d) || d[i] < '0' || d[i] > '9' {
-			return false
-		}
-		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
-			i++
-		}
-	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		integer = false
-		i++
-		if i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		if i >= len(d) || d[i] < '0' || d[i] > '9' {
-			return false
-		}
-		for i < len(d) && '0' <= d[i] && d[i] <= '9' {
-			i++
-		}
-	}
-	s.pos = i
-	if hugeNumber(d[start:i]) {
+// checkNumber checks a number's type and bounds.
+func (f *fastSchema) checkNumber(tok []byte, integer bool) bool {
+	if hugeNumber(tok) {
 		return false // the full path refuses it with a clear message
 	}
 	if f == nil {
@@ -559,7 +410,7 @@ func (s *scanner) number(f *fastSchema) bool {
 	if f.min == nil && f.max == nil && f.xmin == nil && f.xmax == nil {
 		return true
 	}
-	r, ok := new(big.Rat).SetString(string(d[start:i]))
+	r, ok := new(big.Rat).SetString(string(tok))
 	if !ok {
 		return false
 	}
