@@ -67,19 +67,28 @@ func Ensure(explicit, stateDir string) (string, Source, error) {
 		return "", "", fmt.Errorf("creating state directory: %w", err)
 	}
 	tok = "asdk_" + strings.ToLower(rand.Text())
-	f, err := os.OpenFile(File(stateDir), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		// Another process generated it first: use theirs.
-		return Find("", stateDir)
-	}
+	// Write it to a temporary file, then link that into place: the token
+	// file appears whole or not at all, and a second process starting at
+	// the same moment finds it taken and uses the first one's token.
+	tmp, err := os.CreateTemp(stateDir, ".token-*")
 	if err != nil {
 		return "", "", fmt.Errorf("storing token: %w", err)
 	}
-	if _, err := f.WriteString(tok + "\n"); err != nil {
-		f.Close()
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
 		return "", "", fmt.Errorf("storing token: %w", err)
 	}
-	if err := f.Close(); err != nil {
+	if _, err := tmp.WriteString(tok + "\n"); err != nil {
+		tmp.Close()
+		return "", "", fmt.Errorf("storing token: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", "", fmt.Errorf("storing token: %w", err)
+	}
+	if err := os.Link(tmp.Name(), File(stateDir)); errors.Is(err, os.ErrExist) {
+		return Find("", stateDir)
+	} else if err != nil {
 		return "", "", fmt.Errorf("storing token: %w", err)
 	}
 	return tok, FromGenerated, nil
