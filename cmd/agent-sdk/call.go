@@ -57,11 +57,7 @@ made (build failed, host unreachable).`,
 				}
 				return runAgent(agent, res.Binary, bytes.NewReader(raw), argv...)
 			}
-			state, err := f.stateDir()
-			if err != nil {
-				return err
-			}
-			r, err := newRemote(rawURL, tok, state)
+			r, err := f.remote(rawURL, tok)
 			if err != nil {
 				return err
 			}
@@ -129,11 +125,7 @@ whether approval can be needed, and the input schema.`,
 				}
 				return execAgent(agent, res.Binary, argv...)
 			}
-			state, err := f.stateDir()
-			if err != nil {
-				return err
-			}
-			r, err := newRemote(rawURL, tok, state)
+			r, err := f.remote(rawURL, tok)
 			if err != nil {
 				return err
 			}

@@ -42,6 +42,16 @@ func newRemote(rawURL, explicitToken, stateDir string) (*remote, error) {
 	return &remote{base: u.String(), token: tok}, nil
 }
 
+// remote returns the client of the host at rawURL, finding the token as
+// the host does, with the state directory of --state or --dir.
+func (f *agentFlags) remote(rawURL, explicitToken string) (*remote, error) {
+	state, err := f.stateDir()
+	if err != nil {
+		return nil, err
+	}
+	return newRemote(rawURL, explicitToken, state)
+}
+
 // do sends a request and returns the status and body.
 func (r *remote) do(ctx context.Context, method, path string, body any) (int, []byte, error) {
 	var rd io.Reader
