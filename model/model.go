@@ -1,0 +1,144 @@
+// Package model is the provider-neutral core of model turns: messages, tool
+// calls, a streaming Provider interface, and a registry of providers. Each
+// provider lives in its own package (model/anthropic, model/openai) and
+// registers itself when imported, so a program carries only the providers
+// it uses.
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Role says who wrote a message.
+type Role string
+
+// The roles of a conversation.
+const (
+	User      Role = "user"
+	Assistant Role = "assistant"
+)
+
+// Message is one message of a conversation: text, and for the assistant the
+// tool calls it made, and for the user the results of those calls.
+type Message struct {
+	Role        Role
+	Text        string
+	ToolCalls   []ToolCall   // assistant messages
+	ToolResults []ToolResult // user messages answering the previous calls
+}
+
+// ToolCall is a model's request to run a tool. Input is the model's
+// arguments as it sent them, which may not even be valid JSON.
+type ToolCall struct {
+	ID    string
+	Name  string
+	Input json.RawMessage
+}
+
+// ToolResult answers a ToolCall.
+type ToolResult struct {
+	CallID  string
+	Content string // text the model reads
+	IsError bool
+}
+
+// Tool describes a tool to the model.
+type Tool struct {
+	Name        string
+	Description string
+	InputSchema json.RawMessage
+}
+
+// Request is one model call.
+type Request struct {
+	System    string
+	Messages  []Message
+	Tools     []Tool
+	MaxTokens int
+}
+
+// Chunk is one piece of a streamed answer: a text delta, or a complete tool
+// call. The stream ends after the last chunk.
+type Chunk struct {
+	Text     string
+	ToolCall *ToolCall
+}
+
+// Provider streams a model's answer to a request.
+type Provider interface {
+	Stream(ctx context.Context, req *Request) iter.Seq2[Chunk, error]
+}
+
+// Config chooses and configures a provider.
+type Config struct {
+	Provider  string `yaml:"provider" json:"provider"`   // "anthropic", "openai"
+	Name      string `yaml:"name" json:"name"`           // the model's name
+	BaseURL   string `yaml:"baseURL" json:"baseURL"`     // default: the provider's, or its usual environment variable
+	APIKey    string `yaml:"apiKey" json:"-"`            // default: the provider's usual environment variable
+	MaxTokens int    `yaml:"maxTokens" json:"maxTokens"` // default 4096
+}
+
+// Opener makes a provider from its configuration.
+type Opener func(Config) (Provider, error)
+
+var (
+	mu        sync.Mutex
+	providers = map[string]Opener{}
+)
+
+// Register makes a provider available by name; provider packages call it
+// from init.
+func Register(name string, open Opener) {
+	mu.Lock()
+	defer mu.Unlock()
+	providers[name] = open
+}
+
+// Registered lists the providers this program carries.
+func Registered() []string {
+	mu.Lock()
+	defer mu.Unlock()
+	names := make([]string, 0, len(providers))
+	for n := range providers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ErrNotConfigured explains how to configure a model.
+var ErrNotConfigured = fmt.Errorf("no model is configured: set model.provider (anthropic or openai) and model.name in agent/agent.yaml, " +
+	"or pass --model provider/name to agent-sdk serve, and set ANTHROPIC_API_KEY or OPENAI_API_KEY (OPENAI_BASE_URL for Ollama, vLLM or llama.cpp)")
+
+// Open returns the configured provider.
+func Open(cfg Config) (Provider, error) {
+	if cfg.Provider == "" {
+		return nil, ErrNotConfigured
+	}
+	mu.Lock()
+	open, ok := providers[cfg.Provider]
+	mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("model provider %q is not built into this agent (built in: %s); agent-sdk includes the one named in agent.yaml or --model",
+			cfg.Provider, strings.Join(Registered(), ", "))
+	}
+	if cfg.MaxTokens == 0 {
+		cfg.MaxTokens = 4096
+	}
+	return open(cfg)
+}
+
+// ParseName splits "provider/model" (as --model takes it).
+func ParseName(s string) (Config, error) {
+	p, name, ok := strings.Cut(s, "/")
+	if !ok || p == "" || name == "" {
+		return Config{}, fmt.Errorf("model %q: want provider/name, such as anthropic/claude-sonnet-4-5 or openai/gpt-4o", s)
+	}
+	return Config{Provider: p, Name: name}, nil
+}

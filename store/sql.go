@@ -1,0 +1,434 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Dialect adapts the portable SQL to a database.
+type Dialect struct {
+	// Name is "sqlite" or "postgres".
+	Name string
+	// Numbered placeholders ($1, $2, …) instead of ?.
+	Numbered bool
+	// IsConflict reports whether an error is a unique-key violation.
+	IsConflict func(error) bool
+}
+
+// sqlStore implements Store in portable SQL.
+type sqlStore struct {
+	write   *sql.DB // writes, serialised on SQLite by the driver's pool
+	read    *sql.DB // reads
+	dialect Dialect
+	now     func() time.Time
+}
+
+// New returns a Store over open databases: write takes every write
+// transaction, read the queries (they may be the same). It applies the
+// embedded migrations.
+func New(ctx context.Context, write, read *sql.DB, d Dialect) (Store, error) {
+	s := &sqlStore{write: write, read: read, dialect: d, now: time.Now}
+	if err := s.migrate(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *sqlStore) q(query string) string {
+	if !s.dialect.Numbered {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, c := range query {
+		if c == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func (s *sqlStore) migrate(ctx context.Context) error {
+	if _, err := s.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
+		return fmt.Errorf("migrating store: %w", err)
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		version, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(name, "migrations/"), "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("migration %s: bad name", name)
+		}
+		body, _ := migrations.ReadFile(name)
+		err = s.tx(ctx, func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`), version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			for _, stmt := range strings.Split(string(body), ";\n") {
+				if strings.TrimSpace(stmt) == "" {
+					continue
+				}
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+			}
+			_, err := tx.ExecContext(ctx, s.q(`INSERT INTO schema_migrations (version) VALUES (?)`), version)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migrating store: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *sqlStore) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+func (s *sqlStore) Close() error {
+	err := s.write.Close()
+	if s.read != s.write {
+		err = errors.Join(err, s.read.Close())
+	}
+	return err
+}
+
+func (s *sqlStore) CreateSession(ctx context.Context, sess Session) (Session, error) {
+	if sess.ID == "" {
+		return Session{}, errors.New("creating session: empty id")
+	}
+	now := s.now().UTC().Truncate(time.Microsecond)
+	if sess.CreatedAt.IsZero() {
+		sess.CreatedAt = now
+	}
+	if sess.UpdatedAt.IsZero() {
+		sess.UpdatedAt = sess.CreatedAt
+	}
+	_, err := s.write.ExecContext(ctx, s.q(`INSERT INTO sessions (id, channel, mode, principal, created_at, updated_at, last_seq, lease_token)
+		VALUES (?, ?, ?, ?, ?, ?, 0, 0)`), sess.ID, sess.Channel, sess.Mode, sess.Principal, micros(sess.CreatedAt), micros(sess.UpdatedAt))
+	if err != nil {
+		if s.dialect.IsConflict != nil && s.dialect.IsConflict(err) {
+			return Session{}, fmt.Errorf("creating session %s: %w", sess.ID, ErrExists)
+		}
+		return Session{}, fmt.Errorf("creating session: %w", err)
+	}
+	sess.LastSeq, sess.RunningTurn = 0, ""
+	return sess, nil
+}
+
+const sessionColumns = `id, channel, mode, principal, created_at, updated_at, last_seq, COALESCE(turn_id, '')`
+
+func scanSession(row interface{ Scan(...any) error }) (Session, error) {
+	var sess Session
+	var created, updated int64
+	err := row.Scan(&sess.ID, &sess.Channel, &sess.Mode, &sess.Principal, &created, &updated, &sess.LastSeq, &sess.RunningTurn)
+	sess.CreatedAt, sess.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return sess, err
+}
+
+func (s *sqlStore) Session(ctx context.Context, id string) (Session, error) {
+	sess, err := scanSession(s.read.QueryRowContext(ctx, s.q(`SELECT `+sessionColumns+` FROM sessions WHERE id = ?`), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Session{}, fmt.Errorf("session %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Session{}, fmt.Errorf("reading session: %w", err)
+	}
+	return sess, nil
+}
+
+// Cursors are opaque to callers: base64 of "created_at:id".
+func encodeCursor(s Session) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(micros(s.CreatedAt), 10) + ":" + s.ID))
+}
+
+func decodeCursor(c string) (int64, string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return 0, "", fmt.Errorf("invalid cursor")
+	}
+	ts, id, ok := strings.Cut(string(b), ":")
+	n, err := strconv.ParseInt(ts, 10, 64)
+	if !ok || err != nil {
+		return 0, "", fmt.Errorf("invalid cursor")
+	}
+	return n, id, nil
+}
+
+// ErrBadCursor is returned for a cursor the store did not make.
+var ErrBadCursor = errors.New("invalid cursor")
+
+func (s *sqlStore) Sessions(ctx context.Context, p Page) ([]Session, string, error) {
+	limit := p.Limit
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	query := `SELECT ` + sessionColumns + ` FROM sessions`
+	args := []any{}
+	if p.Cursor != "" {
+		ts, id, err := decodeCursor(p.Cursor)
+		if err != nil {
+			return nil, "", ErrBadCursor
+		}
+		query += ` WHERE created_at < ? OR (created_at = ? AND id < ?)`
+		args = append(args, ts, ts, id)
+	}
+	query += ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	args = append(args, limit+1)
+	rows, err := s.read.QueryContext(ctx, s.q(query), args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("listing sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []Session
+	for rows.Next() {
+		sess, err := scanSession(rows)
+		if err != nil {
+			return nil, "", fmt.Errorf("listing sessions: %w", err)
+		}
+		out = append(out, sess)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("listing sessions: %w", err)
+	}
+	next := ""
+	if len(out) > limit {
+		out = out[:limit]
+		next = encodeCursor(out[limit-1])
+	}
+	return out, next, nil
+}
+
+// appendTx numbers and inserts events inside a transaction.
+func (s *sqlStore) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, now time.Time, events []Event) ([]Event, error) {
+	if len(events) == 0 {
+		return nil, nil
+	}
+	var last int64
+	err := tx.QueryRowContext(ctx, s.q(`UPDATE sessions SET last_seq = last_seq + ?, updated_at = ? WHERE id = ? RETURNING last_seq`),
+		len(events), micros(now), sessionID).Scan(&last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Event, len(events))
+	for i, e := range events {
+		e.SessionID = sessionID
+		e.Seq = last - int64(len(events)) + int64(i) + 1
+		if e.Time.IsZero() {
+			e.Time = now
+		}
+		if len(e.Data) == 0 {
+			e.Data = []byte("{}")
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO events (session_id, seq, turn_id, kind, data, created_at) VALUES (?, ?, ?, ?, ?, ?)`),
+			sessionID, e.Seq, e.TurnID, e.Kind, string(e.Data), micros(e.Time)); err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+func (s *sqlStore) Append(ctx context.Context, sessionID string, events ...Event) ([]Event, error) {
+	var out []Event
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, err = s.appendTx(ctx, tx, sessionID, s.now().UTC().Truncate(time.Microsecond), events)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("appending events: %w", err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) Events(ctx context.Context, sessionID string, after int64, limit int) ([]Event, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	rows, err := s.read.QueryContext(ctx, s.q(`SELECT seq, turn_id, kind, data, created_at FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
+		sessionID, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading events: %w", err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		e := Event{SessionID: sessionID}
+		var data string
+		var at int64
+		if err := rows.Scan(&e.Seq, &e.TurnID, &e.Kind, &data, &at); err != nil {
+			return nil, fmt.Errorf("reading events: %w", err)
+		}
+		e.Data, e.Time = []byte(data), fromMicros(at)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading events: %w", err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) BeginTurn(ctx context.Context, t Turn, lease Lease, events ...Event) ([]Event, error) {
+	now := s.now().UTC().Truncate(time.Microsecond)
+	if t.StartedAt.IsZero() {
+		t.StartedAt = now
+	}
+	var out []Event
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.q(`UPDATE sessions SET turn_id = ?, lease_holder = ?, lease_expires = ?, lease_token = lease_token + 1
+			WHERE id = ? AND (turn_id IS NULL OR lease_expires < ?)`),
+			t.ID, lease.Holder, micros(now.Add(lease.TTL)), t.SessionID, micros(now))
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			var exists int
+			if err := tx.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM sessions WHERE id = ?`), t.SessionID).Scan(&exists); err != nil {
+				return err
+			}
+			if exists == 0 {
+				return fmt.Errorf("session %s: %w", t.SessionID, ErrNotFound)
+			}
+			return ErrBusy
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO turns (session_id, id, kind, status, reason, started_at) VALUES (?, ?, ?, ?, '', ?)`),
+			t.SessionID, t.ID, t.Kind, TurnRunning, micros(t.StartedAt)); err != nil {
+			return err
+		}
+		for i := range events {
+			events[i].TurnID = t.ID
+		}
+		out, err = s.appendTx(ctx, tx, t.SessionID, now, events)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, ErrBusy) || errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("beginning turn: %w", err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) RenewLease(ctx context.Context, sessionID, turnID string, lease Lease) error {
+	res, err := s.write.ExecContext(ctx, s.q(`UPDATE sessions SET lease_expires = ? WHERE id = ? AND turn_id = ?`),
+		micros(s.now().Add(lease.TTL)), sessionID, turnID)
+	if err != nil {
+		return fmt.Errorf("renewing lease: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotRunning
+	}
+	return nil
+}
+
+func (s *sqlStore) EndTurn(ctx context.Context, sessionID, turnID, status, reason string, events ...Event) ([]Event, error) {
+	now := s.now().UTC().Truncate(time.Microsecond)
+	var out []Event
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.q(`UPDATE turns SET status = ?, reason = ?, ended_at = ? WHERE session_id = ? AND id = ? AND status = ?`),
+			status, reason, micros(now), sessionID, turnID, TurnRunning)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrNotRunning
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`UPDATE sessions SET turn_id = NULL, lease_holder = NULL, lease_expires = NULL WHERE id = ? AND turn_id = ?`),
+			sessionID, turnID); err != nil {
+			return err
+		}
+		for i := range events {
+			events[i].TurnID = turnID
+		}
+		out, err = s.appendTx(ctx, tx, sessionID, now, events)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, ErrNotRunning) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("ending turn: %w", err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) ExpiredTurns(ctx context.Context, now time.Time) ([]Turn, error) {
+	rows, err := s.read.QueryContext(ctx, s.q(`SELECT t.session_id, t.id, t.kind, t.status, t.reason, t.started_at
+		FROM turns t LEFT JOIN sessions s ON s.id = t.session_id AND s.turn_id = t.id
+		WHERE t.status = ? AND (s.id IS NULL OR s.lease_expires < ?)`), TurnRunning, micros(now))
+	if err != nil {
+		return nil, fmt.Errorf("listing expired turns: %w", err)
+	}
+	defer rows.Close()
+	var out []Turn
+	for rows.Next() {
+		var t Turn
+		var started int64
+		if err := rows.Scan(&t.SessionID, &t.ID, &t.Kind, &t.Status, &t.Reason, &started); err != nil {
+			return nil, fmt.Errorf("listing expired turns: %w", err)
+		}
+		t.StartedAt = fromMicros(started)
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+func (s *sqlStore) Turn(ctx context.Context, sessionID, turnID string) (Turn, error) {
+	var t Turn
+	var started int64
+	var ended sql.NullInt64
+	err := s.read.QueryRowContext(ctx, s.q(`SELECT session_id, id, kind, status, reason, started_at, ended_at FROM turns WHERE session_id = ? AND id = ?`),
+		sessionID, turnID).Scan(&t.SessionID, &t.ID, &t.Kind, &t.Status, &t.Reason, &started, &ended)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Turn{}, fmt.Errorf("turn %s: %w", turnID, ErrNotFound)
+	}
+	if err != nil {
+		return Turn{}, fmt.Errorf("reading turn: %w", err)
+	}
+	t.StartedAt = fromMicros(started)
+	if ended.Valid {
+		e := fromMicros(ended.Int64)
+		t.EndedAt = &e
+	}
+	return t, nil
+}

@@ -1,0 +1,61 @@
+// Package sqlite opens the embedded SQLite store (modernc.org/sqlite, pure
+// Go): WAL, a busy timeout, foreign keys on, migrations applied on open.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/agentsdk/agentsdk/store"
+)
+
+// Open opens (creating if need be) the store in the SQLite file at path.
+func Open(ctx context.Context, path string) (store.Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("opening store: %w", err)
+	}
+	dsn := func(txlock string) string {
+		v := url.Values{}
+		for _, p := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(1)", "synchronous(NORMAL)"} {
+			v.Add("_pragma", p)
+		}
+		v.Set("_txlock", txlock)
+		return "file:" + path + "?" + v.Encode()
+	}
+	write, err := sql.Open("sqlite", dsn("immediate"))
+	if err != nil {
+		return nil, fmt.Errorf("opening store: %w", err)
+	}
+	// One writer at a time is all SQLite allows; queuing in the pool is
+	// cheaper than retrying on SQLITE_BUSY.
+	write.SetMaxOpenConns(1)
+	read, err := sql.Open("sqlite", dsn("deferred"))
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("opening store: %w", err)
+	}
+	read.SetMaxOpenConns(4)
+	s, err := store.New(ctx, write, read, store.Dialect{Name: "sqlite", IsConflict: isConflict})
+	if err != nil {
+		write.Close()
+		read.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func isConflict(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
+	}
+	return false
+}
