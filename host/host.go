@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/agentsdk/agentsdk/internal/agenttool"
+	"github.com/agentsdk/agentsdk/model"
+	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -29,18 +31,69 @@ import (
 type Options struct {
 	// StateRoot is the agent's durable state directory. Direct calls made
 	// outside a session work in scratch directories under
-	// <StateRoot>/tool-calls.
+	// <StateRoot>/tool-calls; sessions in <StateRoot>/sessions/<id>.
 	StateRoot string
 	// Logger receives the host's logs, including handler panics with their
 	// stacks. Nil discards them.
 	Logger *slog.Logger
+
+	// Store holds sessions, turns and events. Nil: the host has no
+	// sessions, and session calls fail with ErrNoSessions.
+	Store store.Store
+	// Model answers model turns. Nil: every model turn fails, with
+	// ModelError (default model.ErrNotConfigured) as the reason.
+	Model      model.Provider
+	ModelError error
+	// System is the system prompt of model turns.
+	System string
+	// MaxTokens bounds each model answer; zero means 4096.
+	MaxTokens int
+	// MaxSteps bounds the model calls of one turn; zero means
+	// MaxStepsDefault.
+	MaxSteps int
+	// ToolConcurrency bounds the tool calls one turn runs at once; zero
+	// means ToolConcurrencyDefault.
+	ToolConcurrency int
+	// ModelTimeout bounds each model call; zero means ModelTimeoutDefault.
+	ModelTimeout time.Duration
+	// LeaseTTL is how long a turn holds its session without renewing the
+	// lease: after a host dies, its turns are closed within about this
+	// long. Zero means LeaseTTLDefault.
+	LeaseTTL time.Duration
 }
 
-// Host runs calls of the tools in a set. It is safe for concurrent use.
+// Defaults of [Options].
+const (
+	MaxStepsDefault        = 16
+	ToolConcurrencyDefault = 4
+	ModelTimeoutDefault    = 5 * time.Minute
+	LeaseTTLDefault        = 15 * time.Second
+)
+
+// Host runs calls of the tools in a set, and with a store, sessions and
+// model turns. It is safe for concurrent use.
 type Host struct {
 	tools     *tool.Set
 	stateRoot string
 	logger    *slog.Logger
+
+	store           store.Store
+	model           model.Provider
+	modelErr        error
+	system          string
+	maxTokens       int
+	maxSteps        int
+	toolConcurrency int
+	modelTimeout    time.Duration
+	leaseTTL        time.Duration
+	id              string // this host's lease holder name
+
+	hub     hub
+	ctx     context.Context // ends when the host closes
+	stop    context.CancelCauseFunc
+	mu      sync.Mutex
+	running map[string]*runningTurn // by session id
+	wg      sync.WaitGroup
 }
 
 // New returns a Host for the tools in set.
@@ -62,7 +115,34 @@ func New(set *tool.Set, opts *Options) (*Host, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Host{tools: set, stateRoot: root, logger: o.Logger}, nil
+	if o.ModelError == nil {
+		o.ModelError = model.ErrNotConfigured
+	}
+	if o.MaxTokens == 0 {
+		o.MaxTokens = 4096
+	}
+	if o.MaxSteps == 0 {
+		o.MaxSteps = MaxStepsDefault
+	}
+	if o.ToolConcurrency == 0 {
+		o.ToolConcurrency = ToolConcurrencyDefault
+	}
+	if o.ModelTimeout == 0 {
+		o.ModelTimeout = ModelTimeoutDefault
+	}
+	if o.LeaseTTL == 0 {
+		o.LeaseTTL = LeaseTTLDefault
+	}
+	if o.MaxSteps < 0 || o.ToolConcurrency < 0 || o.ModelTimeout < 0 || o.LeaseTTL < 0 {
+		return nil, errors.New("creating host: MaxSteps, ToolConcurrency, ModelTimeout and LeaseTTL cannot be negative")
+	}
+	ctx, stop := context.WithCancelCause(context.Background())
+	return &Host{
+		tools: set, stateRoot: root, logger: o.Logger,
+		store: o.Store, model: o.Model, modelErr: o.ModelError, system: o.System, maxTokens: o.MaxTokens,
+		maxSteps: o.MaxSteps, toolConcurrency: o.ToolConcurrency, modelTimeout: o.ModelTimeout, leaseTTL: o.LeaseTTL,
+		id: newID("host"), ctx: ctx, stop: stop, running: map[string]*runningTurn{},
+	}, nil
 }
 
 // Tools returns the host's tools.
@@ -73,14 +153,14 @@ func (h *Host) StateRoot() string { return h.stateRoot }
 
 // CallOptions modify one [Host.CallTool] call. Nil means defaults.
 type CallOptions struct {
-	// SessionID binds the call to a session, whose workspace it then runs
-	// in. This host has no session store yet, so a non-empty SessionID is
-	// refused with [ErrNoSessions].
+	// SessionID binds the call to a session: it runs in the session's
+	// workspace, is recorded on the session's stream under a turn of its
+	// own (turn.started, action.result, turn.completed), and fails with
+	// ErrSessionBusy while another turn runs.
 	SessionID string
 }
 
-// ErrNoSessions is returned for a session-bound call on a host without a
-// session store.
+// ErrNoSessions is returned for session work on a host without a store.
 var ErrNoSessions = errors.New("this host has no session store: calls cannot be bound to a session")
 
 // ApprovalRequiredError is returned for a direct call whose tool needs a
@@ -119,13 +199,10 @@ type Outcome struct {
 //
 // A handler's error, panic or timeout is an Outcome with IsError set, not an
 // error. The error is one of [*tool.UnknownToolError], [*tool.AgentToolError],
-// [*tool.InputError], [*ApprovalRequiredError] or [ErrNoSessions]: the call
-// did not run.
+// [*tool.InputError], [*ApprovalRequiredError], [ErrNoSessions],
+// [ErrSessionNotFound] or [ErrSessionBusy]: the call did not run.
 func (h *Host) CallTool(ctx context.Context, name string, input any, opts *CallOptions) (*Outcome, error) {
 	start := time.Now()
-	if opts != nil && opts.SessionID != "" {
-		return nil, ErrNoSessions
-	}
 	t, ok := h.tools.Lookup(name)
 	if !ok {
 		return nil, &tool.UnknownToolError{Name: name, Available: h.tools.Names()}
@@ -148,6 +225,9 @@ func (h *Host) CallTool(ctx context.Context, name string, input any, opts *CallO
 		return nil, &ApprovalRequiredError{Tool: name, Reason: reason}
 	}
 
+	if opts != nil && opts.SessionID != "" {
+		return h.callInSession(ctx, t, in, opts.SessionID, start)
+	}
 	id := tool.NewCallID(name)
 	ws := &scratch{root: h.stateRoot, id: id, tools: h.tools}
 	defer ws.remove(h.logger)

@@ -1,0 +1,72 @@
+package host
+
+import (
+	"sync"
+
+	"github.com/agentsdk/agentsdk/store"
+)
+
+// hub tells a session's subscribers about events once they are stored.
+type hub struct {
+	mu   sync.Mutex
+	subs map[string]map[*Subscription]struct{}
+}
+
+// Subscription delivers a session's new events. Batches arrive in C in the
+// order they were published, which for concurrent appends may not be seq
+// order, and may be dropped when the subscriber falls behind: then Poke
+// fires, and the subscriber reads what it missed from the store. A
+// subscriber therefore tracks the last seq it delivered and reads the store
+// whenever a batch does not follow it.
+type Subscription struct {
+	C    <-chan []store.Event
+	Poke <-chan struct{}
+
+	c    chan []store.Event
+	poke chan struct{}
+	hub  *hub
+	id   string
+}
+
+func (h *hub) subscribe(sessionID string) *Subscription {
+	s := &Subscription{c: make(chan []store.Event, 64), poke: make(chan struct{}, 1), hub: h, id: sessionID}
+	s.C, s.Poke = s.c, s.poke
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs == nil {
+		h.subs = map[string]map[*Subscription]struct{}{}
+	}
+	if h.subs[sessionID] == nil {
+		h.subs[sessionID] = map[*Subscription]struct{}{}
+	}
+	h.subs[sessionID][s] = struct{}{}
+	return s
+}
+
+// Close stops the subscription.
+func (s *Subscription) Close() {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	delete(s.hub.subs[s.id], s)
+	if len(s.hub.subs[s.id]) == 0 {
+		delete(s.hub.subs, s.id)
+	}
+}
+
+func (h *hub) publish(sessionID string, events []store.Event) {
+	if len(events) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs[sessionID] {
+		select {
+		case s.c <- events:
+		default:
+			select {
+			case s.poke <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
