@@ -43,10 +43,8 @@ func callError(err error) *apiError {
 		return &apiError{Status: http.StatusBadRequest, Code: "invalid_input", Message: err.Error(), Violations: invalid.Violations}
 	case errors.As(err, &approval):
 		return &apiError{Status: http.StatusForbidden, Code: "approval_required", Message: err.Error()}
-	case errors.Is(err, host.ErrNoSessions):
-		return &apiError{Status: http.StatusBadRequest, Code: "sessions_unavailable", Message: err.Error()}
 	}
-	return &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: err.Error()}
+	return sessionError(err)
 }
 
 func nonNil(s []string) []string {

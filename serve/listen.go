@@ -50,6 +50,9 @@ func ListenAndServe(ctx context.Context, addr string, handler http.Handler, opts
 		// context is not tied to ctx: draining means letting them finish.
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	if sh, ok := handler.(interface{ Shutdown() }); ok {
+		srv.RegisterOnShutdown(sh.Shutdown) // ends event streams, which never end by themselves
+	}
 	if o.OnListen != nil {
 		o.OnListen(ln.Addr())
 	}

@@ -10,10 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/internal/agentconfig"
 	"github.com/agentsdk/agentsdk/internal/command"
 	"github.com/agentsdk/agentsdk/internal/token"
+	"github.com/agentsdk/agentsdk/model"
+	"github.com/agentsdk/agentsdk/store/sqlite"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -35,7 +39,7 @@ type Stdio struct {
 // It serves, lists or calls the tools registered with [tool.Define] and
 // [tool.DefineScript] (see [tool.Registered]), per args:
 //
-//	serve [--addr 127.0.0.1:3000] [--slug NAME] [--state DIR] [--token T] [--max-body-bytes N]
+//	serve [--addr 127.0.0.1:3000] [--slug NAME] [--state DIR] [--token T] [--max-body-bytes N] [--model provider/name] [--config agent/agent.yaml]
 //	call NAME [--input JSON|@FILE|-] [--state DIR] [--session ID]
 //	tools [--json]
 //
@@ -73,6 +77,9 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio) i
 	maxBody := fs.Int64("max-body-bytes", MaxBodyBytesDefault, "largest request body accepted")
 	drain := fs.Duration("drain-timeout", DrainTimeoutDefault, "how long shutdown waits for in-flight calls")
 	logFormat := fs.String("log-format", "text", "request log format: text or json")
+	modelFlag := fs.String("model", "", "model as provider/name, overriding agent.yaml (the provider must be built in)")
+	configPath := fs.String("config", filepath.Join("agent", "agent.yaml"), "agent configuration file")
+	leaseTTL := fs.Duration("lease-ttl", host.LeaseTTLDefault, "how long a turn holds its session without renewal; turns of a host that died are closed after it")
 	if err := fs.Parse(args); err != nil {
 		return command.ExitRefused
 	}
@@ -100,11 +107,28 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio) i
 	if src == token.FromGenerated {
 		fmt.Fprintf(stdio.Err, "generated an API token and stored it in %s (mode 0600):\n  %s\nread it again with: cat %s\n", token.File(stateDir), secret, token.File(stateDir))
 	}
-	h, err := host.New(set, &host.Options{StateRoot: stateDir, Logger: logger})
+	st, err := sqlite.Open(ctx, filepath.Join(stateDir, "agent.db"))
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitFailure
 	}
+	defer st.Close()
+	opts, err := hostOptions(*configPath, *modelFlag, stdio)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitRefused
+	}
+	opts.StateRoot, opts.Logger, opts.Store, opts.LeaseTTL = stateDir, logger, st, *leaseTTL
+	h, err := host.New(set, opts)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
+	}
+	if err := h.Start(ctx); err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
+	}
+	defer h.Close()
 	srv, err := New(h, &Options{Slug: *slug, Token: secret, MaxBodyBytes: *maxBody, Logger: logger})
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
@@ -122,6 +146,37 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio) i
 		return command.ExitFailure
 	}
 	return command.ExitOK
+}
+
+// hostOptions reads agent.yaml and the --model flag into host options,
+// opening the model provider. A provider that cannot be opened is not fatal:
+// the host serves tools, and model turns fail saying why.
+func hostOptions(configPath, modelFlag string, stdio Stdio) (*host.Options, error) {
+	cfg, err := agentconfig.Load(configPath)
+	if err != nil {
+		return nil, err
+	}
+	if modelFlag != "" {
+		m, err := model.ParseName(modelFlag)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Model.Provider, cfg.Model.Name = m.Provider, m.Name
+	}
+	opts := &host.Options{
+		System: cfg.System, MaxSteps: cfg.MaxSteps, ToolConcurrency: cfg.ToolConcurrency,
+		ModelTimeout: time.Duration(cfg.ModelTimeout), MaxTokens: cfg.Model.MaxTokens,
+	}
+	p, err := model.Open(cfg.Model)
+	if err != nil {
+		if cfg.Model.Provider != "" {
+			fmt.Fprintf(stdio.Err, "model turns will fail: %v\n", err)
+		}
+		opts.ModelError = err
+	} else {
+		opts.Model = p
+	}
+	return opts, nil
 }
 
 func mainCall(ctx context.Context, set *tool.Set, args []string, stdio Stdio) int {
@@ -149,11 +204,23 @@ func mainCall(ctx context.Context, set *tool.Set, args []string, stdio Stdio) in
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused
 	}
-	h, err := host.New(set, &host.Options{StateRoot: *state, Logger: slog.New(slog.NewTextHandler(stdio.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	opts := &host.Options{StateRoot: *state, Logger: slog.New(slog.NewTextHandler(stdio.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	if *session != "" {
+		// The session lives in the store a serve host of this agent shares.
+		st, err := sqlite.Open(ctx, filepath.Join(*state, "agent.db"))
+		if err != nil {
+			fmt.Fprintln(stdio.Err, err)
+			return command.ExitFailure
+		}
+		defer st.Close()
+		opts.Store = st
+	}
+	h, err := host.New(set, opts)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitFailure
 	}
+	defer h.Close()
 	out, err := h.CallTool(ctx, name, raw, &host.CallOptions{SessionID: *session})
 	if err != nil {
 		apiErr := callError(err)

@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentsdk/agentsdk/host"
@@ -52,6 +53,9 @@ type Server struct {
 	maxBody int64
 	logger  *slog.Logger
 	mux     *http.ServeMux
+
+	closing   chan struct{} // closed when the server shuts down
+	closeOnce sync.Once
 }
 
 var validSlug = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
@@ -80,12 +84,18 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{host: h, slug: o.Slug, token: []byte(o.Token), maxBody: o.MaxBodyBytes, logger: o.Logger, mux: http.NewServeMux()}
+	s := &Server{host: h, slug: o.Slug, token: []byte(o.Token), maxBody: o.MaxBodyBytes, logger: o.Logger, mux: http.NewServeMux(), closing: make(chan struct{})}
 	prefix := "/" + o.Slug + "/v1"
 	routes := map[string]http.Handler{
-		"GET /healthz":                     http.HandlerFunc(s.healthz),
-		"GET " + prefix + "/tools":         s.authed(s.listTools),
-		"POST " + prefix + "/tools/{name}": s.authed(s.callTool),
+		"GET /healthz":                              http.HandlerFunc(s.healthz),
+		"GET " + prefix + "/tools":                  s.authed(s.listTools),
+		"POST " + prefix + "/tools/{name}":          s.authed(s.callTool),
+		"POST " + prefix + "/session":               s.authed(s.createSession),
+		"GET " + prefix + "/sessions":               s.authed(s.listSessions),
+		"GET " + prefix + "/session/{id}":           s.authed(s.getSession),
+		"POST " + prefix + "/session/{id}/messages": s.authed(s.sendMessage),
+		"POST " + prefix + "/session/{id}/cancel":   s.authed(s.cancelTurn),
+		"GET " + prefix + "/session/{id}/events":    s.authed(s.events),
 	}
 	// known holds the same routes, so that a request no route takes can be
 	// told apart: 405 when its path exists for other methods, else 404.

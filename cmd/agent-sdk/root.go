@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentsdk/agentsdk/internal/agentconfig"
 	"github.com/agentsdk/agentsdk/internal/build"
 	"github.com/agentsdk/agentsdk/internal/command"
 )
@@ -25,7 +26,7 @@ binary, serves its HTTP API, and calls its tools directly, with no model turn.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newInit(), newServe(), newCall(), newTools(), newBuild(), newVersion())
+	root.AddCommand(newInit(), newServe(), newCall(), newTools(), newBuild(), newVersion(), newSessions(), newSend(), newEvents())
 	return root
 }
 
@@ -33,6 +34,7 @@ binary, serves its HTTP API, and calls its tools directly, with no model turn.`,
 type agentFlags struct {
 	dir   string
 	state string
+	model string // --model provider/name, for the commands that run the agent
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -59,7 +61,12 @@ func (f *agentFlags) buildAgent(cmd *cobra.Command) (*build.Agent, *build.Result
 	if err != nil {
 		return nil, nil, "", err
 	}
+	provider, err := agentconfig.Provider(agent.Dir, f.model)
+	if err != nil {
+		return nil, nil, "", exitWith(command.ExitRefused, "%v", err)
+	}
 	res, err := agent.Build(cmd.Context(), build.Options{
+		Provider:   provider,
 		StateDir:   state,
 		SDKVersion: sdkVersion(),
 		Progress:   os.Stderr,

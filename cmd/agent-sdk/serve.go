@@ -9,21 +9,35 @@ import (
 
 func newServe() *cobra.Command {
 	var (
-		f       agentFlags
-		addr    string
-		slug    string
-		tok     string
-		maxBody int64
-		logFmt  string
+		f        agentFlags
+		addr     string
+		slug     string
+		tok      string
+		maxBody  int64
+		logFmt   string
+		leaseTTL string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve an agent's HTTP API",
 		Long: `serve builds the agent in --dir (or reuses the cached binary) and serves its API:
 
-  GET  /healthz                    liveness, no token needed
-  GET  /<slug>/v1/tools            the tools
-  POST /<slug>/v1/tools/<name>     call a tool: {"input": {…}}
+  GET  /healthz                              liveness, no token needed
+  GET  /<slug>/v1/tools                      the tools
+  POST /<slug>/v1/tools/<name>               call a tool: {"input": {…}, "sessionId": "…"}
+  POST /<slug>/v1/session                    open a session: {"channel": "http", "message": "…"}
+  POST /<slug>/v1/session/<id>/messages      continue it: {"message": "…"}
+  GET  /<slug>/v1/session/<id>               a session
+  GET  /<slug>/v1/sessions                   sessions, newest first (?limit=&cursor=)
+  POST /<slug>/v1/session/<id>/cancel        cancel the running turn
+  GET  /<slug>/v1/session/<id>/events        its event stream (SSE; Last-Event-ID or ?after=N;
+                                             ?follow=false for stored events as JSON)
+
+The model comes from agent/agent.yaml (model.provider and model.name) or
+--model provider/name, with the provider's usual environment variables
+(ANTHROPIC_API_KEY; OPENAI_API_KEY and OPENAI_BASE_URL, which also reaches
+Ollama, vLLM and llama.cpp servers). Only that provider is built in.
+Sessions, turns and events are kept in <state>/agent.db (SQLite).
 
 Every endpoint but /healthz needs "Authorization: Bearer <token>". The token is
 --token, else $AGENT_SDK_TOKEN, else the one generated on first start and
@@ -45,6 +59,12 @@ in-flight calls finish.`,
 			if tok != "" {
 				argv = append(argv, "--token", tok)
 			}
+			if f.model != "" {
+				argv = append(argv, "--model", f.model)
+			}
+			if leaseTTL != "" {
+				argv = append(argv, "--lease-ttl", leaseTTL)
+			}
 			return execAgent(agent, res.Binary, argv...)
 		},
 	}
@@ -54,6 +74,8 @@ in-flight calls finish.`,
 	cmd.Flags().StringVar(&tok, "token", "", "bearer token (default $AGENT_SDK_TOKEN, else generated into <state>/token)")
 	cmd.Flags().Int64Var(&maxBody, "max-body-bytes", 4<<20, "largest request body accepted")
 	cmd.Flags().StringVar(&logFmt, "log-format", "text", "request log format: text or json")
+	cmd.Flags().StringVar(&f.model, "model", "", "model as provider/name (anthropic/…, openai/…), overriding agent/agent.yaml")
+	cmd.Flags().StringVar(&leaseTTL, "lease-ttl", "", "how long a turn holds its session between renewals (default 15s); a dead host's turns are closed after it")
 	return cmd
 }
 

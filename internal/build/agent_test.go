@@ -119,7 +119,10 @@ func TestHashFollowsSources(t *testing.T) {
 	for name, change := range map[string]func(){
 		"a tool file": func() { os.WriteFile(filepath.Join(a.ToolsDir(), "hello.go"), []byte(oneTool+"// edited\n"), 0o644) },
 		"go.sum":      func() { os.WriteFile(filepath.Join(a.Dir, "go.sum"), []byte("x v1 h1:y\n"), 0o644) },
-		"lib code":    func() { os.MkdirAll(filepath.Join(a.Dir, "agent", "lib"), 0o755); os.WriteFile(filepath.Join(a.Dir, "agent", "lib", "l.go"), []byte("package lib"), 0o644) },
+		"lib code": func() {
+			os.MkdirAll(filepath.Join(a.Dir, "agent", "lib"), 0o755)
+			os.WriteFile(filepath.Join(a.Dir, "agent", "lib", "l.go"), []byte("package lib"), 0o644)
+		},
 	} {
 		prev, _ := a.hash("main", "v1")
 		change()

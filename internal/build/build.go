@@ -30,7 +30,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	_ %q
+	_ %q%s
 	"github.com/agentsdk/agentsdk/serve"
 )
 
@@ -49,6 +49,10 @@ type Options struct {
 	StateDir string
 	// SDKVersion identifies the CLI doing the build; it is part of the hash.
 	SDKVersion string
+	// Provider names the model provider package to build in
+	// (model/<Provider>), or "" for none: an agent carries only the
+	// provider it uses.
+	Provider string
 	// Progress, if set, receives progress while a build runs. Terminal
 	// says whether it is a terminal, which gets a live status line.
 	Progress io.Writer
@@ -82,7 +86,11 @@ func (a *Agent) Build(ctx context.Context, opts Options) (*Result, error) {
 	if !a.requiresSDK() {
 		return nil, errNoSDK
 	}
-	main := fmt.Sprintf(mainSource, a.ToolsPkg)
+	provider := ""
+	if opts.Provider != "" {
+		provider = fmt.Sprintf("\n\t_ %q", SDKModule+"/model/"+opts.Provider)
+	}
+	main := fmt.Sprintf(mainSource, a.ToolsPkg, provider)
 	hash, err := a.hash(main, opts.SDKVersion)
 	if err != nil {
 		return nil, err

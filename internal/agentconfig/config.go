@@ -1,0 +1,114 @@
+// Package agentconfig reads an agent's agent/agent.yaml: the model, the
+// system prompt and the limits of model turns.
+package agentconfig
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agentsdk/agentsdk/model"
+)
+
+// Config is agent/agent.yaml.
+//
+//	model:
+//	  provider: anthropic          # or openai (also Ollama, vLLM, llama.cpp via baseURL / OPENAI_BASE_URL)
+//	  name: claude-sonnet-4-5
+//	  maxTokens: 4096
+//	system: You review pull requests.
+//	maxSteps: 16
+//	toolConcurrency: 4
+//	modelTimeout: 5m
+type Config struct {
+	Model           model.Config `yaml:"model"`
+	System          string       `yaml:"system"`
+	MaxSteps        int          `yaml:"maxSteps"`
+	ToolConcurrency int          `yaml:"toolConcurrency"`
+	ModelTimeout    Duration     `yaml:"modelTimeout"`
+}
+
+// Duration is a time.Duration written as "90s" or "5m".
+type Duration time.Duration
+
+// UnmarshalYAML parses a duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil || v < 0 {
+		return fmt.Errorf("line %d: %q is not a duration such as 90s or 5m", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Providers are the model providers agent-sdk knows how to build in.
+var Providers = []string{"anthropic", "openai"}
+
+// Path returns where an agent directory keeps its configuration.
+func Path(agentDir string) string { return filepath.Join(agentDir, "agent", "agent.yaml") }
+
+// Load reads the configuration; a missing file is an empty configuration.
+func Load(path string) (Config, error) {
+	var c Config
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("reading %s: %w", path, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, errEOF(err)) {
+		return c, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if c.Model.Provider != "" && !known(c.Model.Provider) {
+		return c, fmt.Errorf("reading %s: model.provider %q is not one of %v", path, c.Model.Provider, Providers)
+	}
+	if c.MaxSteps < 0 || c.ToolConcurrency < 0 || c.Model.MaxTokens < 0 {
+		return c, fmt.Errorf("reading %s: maxSteps, toolConcurrency and model.maxTokens cannot be negative", path)
+	}
+	return c, nil
+}
+
+// errEOF returns err if it is the empty document's io.EOF, else a value
+// that matches nothing.
+func errEOF(err error) error {
+	if err != nil && err.Error() == "EOF" {
+		return err
+	}
+	return errNoMatch
+}
+
+var errNoMatch = errors.New("no match")
+
+func known(p string) bool {
+	for _, k := range Providers {
+		if k == p {
+			return true
+		}
+	}
+	return false
+}
+
+// Provider returns the provider to build in: the --model flag's if given,
+// else agent.yaml's; "" for none.
+func Provider(agentDir, modelFlag string) (string, error) {
+	if modelFlag != "" {
+		cfg, err := model.ParseName(modelFlag)
+		if err != nil {
+			return "", err
+		}
+		if !known(cfg.Provider) {
+			return "", fmt.Errorf("--model: provider %q is not one of %v", cfg.Provider, Providers)
+		}
+		return cfg.Provider, nil
+	}
+	c, err := Load(Path(agentDir))
+	return c.Model.Provider, err
+}
