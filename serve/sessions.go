@@ -188,11 +188,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "events": evs})
 		return
 	}
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		writeError(w, &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: "streaming is not supported by this connection"})
-		return
-	}
+	rc := http.NewResponseController(w) // reaches the Flusher through wrappers
+	flusher := flushFunc(func() { rc.Flush() })
 	// Subscribe before reading the store, so nothing falls in between.
 	sub := s.host.Subscribe(id)
 	defer sub.Close()
@@ -260,6 +257,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 }
+
+type flushFunc func()
+
+func (f flushFunc) Flush() { f() }
 
 // Shutdown ends the open event streams, so that a server shutting down does
 // not wait for them; ListenAndServe calls it.

@@ -22,21 +22,29 @@ func Open(ctx context.Context, path string) (store.Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
-	dsn := func(txlock string) string {
+	// busy_timeout comes first, so that the pragmas after it wait for a
+	// lock rather than fail. WAL is a property of the file, set once by the
+	// writer; readers only need the timeout.
+	dsn := func(txlock string, pragmas ...string) string {
 		v := url.Values{}
-		for _, p := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(1)", "synchronous(NORMAL)"} {
+		for _, p := range append([]string{"busy_timeout(10000)", "foreign_keys(1)"}, pragmas...) {
 			v.Add("_pragma", p)
 		}
 		v.Set("_txlock", txlock)
 		return "file:" + path + "?" + v.Encode()
 	}
-	write, err := sql.Open("sqlite", dsn("immediate"))
+	write, err := sql.Open("sqlite", dsn("immediate", "journal_mode(WAL)", "synchronous(NORMAL)"))
 	if err != nil {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
 	// One writer at a time is all SQLite allows; queuing in the pool is
 	// cheaper than retrying on SQLITE_BUSY.
 	write.SetMaxOpenConns(1)
+	// Make the file WAL before any reader opens it.
+	if err := write.PingContext(ctx); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("opening store: %w", err)
+	}
 	read, err := sql.Open("sqlite", dsn("deferred"))
 	if err != nil {
 		write.Close()
