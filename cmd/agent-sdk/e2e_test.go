@@ -253,7 +253,14 @@ var servingLine = regexp.MustCompile(`serving (\S+) at (http://\S+/v1)`)
 
 func startServer(t *testing.T, dir string, args ...string) *server {
 	t.Helper()
+	return startServerEnv(t, dir, nil, args...)
+}
+
+// startServerEnv starts agent-sdk serve with extra environment variables.
+func startServerEnv(t *testing.T, dir string, env []string, args ...string) *server {
+	t.Helper()
 	cmd := exec.Command(cliBin, append([]string{"serve", "--dir", dir, "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +288,9 @@ func startServer(t *testing.T, dir string, args ...string) *server {
 	})
 	select {
 	case s.base = <-found:
-	case <-time.After(3 * time.Minute):
+	case <-s.done:
+		t.Fatalf("the server exited:\n%s", s.logs())
+	case <-time.After(5 * time.Minute):
 		t.Fatalf("the server did not start:\n%s", s.logs())
 	}
 	tok, err := os.ReadFile(filepath.Join(dir, ".agent-sdk", "token"))

@@ -122,10 +122,18 @@ func (a *Agent) Build(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	out := filepath.Join(work, "agent")
-	cmd := exec.CommandContext(ctx, "go", "build", "-v", "-overlay", overlayFile, "-o", out, "./"+filepath.ToSlash(rel))
+	// -mod=mod lets go add to go.sum what the generated main needs (the
+	// serve host, the store, the model provider) beyond the tools' imports.
+	cmd := exec.CommandContext(ctx, "go", "build", "-mod=mod", "-v", "-overlay", overlayFile, "-o", out, "./"+filepath.ToSlash(rel))
 	cmd.Dir = a.ModuleRoot
 	if err := runBuild(cmd, opts); err != nil {
 		return nil, err
+	}
+	// The build may have completed go.sum: key the binary by the inputs as
+	// they are now, so that the next run finds it.
+	if after, err := a.hash(main, opts.SDKVersion); err == nil && after != hash {
+		hash = after
+		bin = filepath.Join(cacheDir, "agent-"+hash[:24])
 	}
 	if err := os.Rename(out, bin); err != nil {
 		return nil, fmt.Errorf("caching the agent binary: %w", err)
