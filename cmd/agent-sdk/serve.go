@@ -88,7 +88,7 @@ func newBuild() *cobra.Command {
 the agent with a generated main package, using the agent's go.mod. The binary
 is cached in <state>/build by a hash of the sources, go.mod, go.sum, the SDK
 and Go versions; it is rebuilt only when one of them changes.`,
-		Example: "  agent-sdk build --dir examples/quickstart",
+		Example: "  agent-sdk build --dir examples/quickstart\n  agent-sdk build --dir . --model openai/gpt-4o",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, res, _, err := f.buildAgent(cmd)
@@ -100,5 +100,6 @@ and Go versions; it is rebuilt only when one of them changes.`,
 		},
 	}
 	f.register(cmd)
+	cmd.Flags().StringVar(&f.model, "model", "", "build in this model provider (provider/name), overriding agent/agent.yaml")
 	return cmd
 }

@@ -1,0 +1,232 @@
+// Package session benchmarks the session machinery on the real store and
+// real HTTP: event append rate, delivery latency to SSE subscribers, and the
+// model loop's own overhead per tool round trip with an instant fake model.
+//
+//	go test ./bench/session -run xxx -bench . -benchtime 2000x
+package session
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/internal/fakemodel"
+	"github.com/agentsdk/agentsdk/model"
+	"github.com/agentsdk/agentsdk/model/anthropic"
+	"github.com/agentsdk/agentsdk/model/openai"
+	"github.com/agentsdk/agentsdk/serve"
+	"github.com/agentsdk/agentsdk/store"
+	"github.com/agentsdk/agentsdk/store/sqlite"
+	"github.com/agentsdk/agentsdk/tool"
+)
+
+func openStore(b *testing.B) store.Store {
+	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "agent.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return st
+}
+
+// BenchmarkAppend appends one event at a time to a session: the rate of
+// durable event writes (each its own transaction).
+func BenchmarkAppend(b *testing.B) {
+	st := openStore(b)
+	ctx := context.Background()
+	st.CreateSession(ctx, store.Session{ID: "s", Channel: "http", Mode: "local"})
+	ev := store.Event{Kind: "message.delta", Data: json.RawMessage(`{"text":"a few words of a streamed answer"}`)}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := st.Append(ctx, "s", ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkAppendParallel appends from 8 goroutines to 8 sessions.
+func BenchmarkAppendParallel(b *testing.B) {
+	st := openStore(b)
+	ctx := context.Background()
+	for i := range 8 {
+		st.CreateSession(ctx, store.Session{ID: fmt.Sprint(i), Channel: "http", Mode: "local"})
+	}
+	ev := store.Event{Kind: "message.delta", Data: json.RawMessage(`{"text":"a few words"}`)}
+	var mu sync.Mutex
+	next := 0
+	b.SetParallelism(4)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		mu.Lock()
+		id := fmt.Sprint(next % 8)
+		next++
+		mu.Unlock()
+		for pb.Next() {
+			if _, err := st.Append(ctx, id, ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkDelivery measures, for each session-bound call (three events),
+// the time from the call's start until every SSE subscriber has read its
+// last event over HTTP.
+func BenchmarkDelivery(b *testing.B) {
+	for _, n := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprintf("subscribers=%d", n), func(b *testing.B) { delivery(b, n) })
+	}
+}
+
+func delivery(b *testing.B, n int) {
+	ctx := context.Background()
+	st := openStore(b)
+	ping, _ := tool.New("ping", tool.Config{Description: "Answers at once."}, func(ctx context.Context, call *tool.Call, in struct{}) (any, error) { return "pong", nil })
+	set, _ := tool.NewSet(ping)
+	h, _ := host.New(set, &host.Options{StateRoot: b.TempDir(), Store: st})
+	defer h.Close()
+	srv, _ := serve.New(h, &serve.Options{Slug: "a", Token: "t"})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	defer srv.Shutdown()
+	sess, _, _ := h.CreateSession(ctx, host.SessionOptions{})
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: 0}}
+
+	seen := make(chan int64, n*4)
+	var ready sync.WaitGroup
+	ready.Add(n)
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	for range n {
+		go func() {
+			req, _ := http.NewRequestWithContext(sctx, "GET", ts.URL+"/a/v1/session/"+sess.ID+"/events", nil)
+			req.Header.Set("Authorization", "Bearer t")
+			resp, err := client.Do(req)
+			if err != nil {
+				ready.Done()
+				return
+			}
+			defer resp.Body.Close()
+			sc := bufio.NewScanner(resp.Body)
+			first := true
+			for sc.Scan() {
+				line := sc.Text()
+				if strings.HasPrefix(line, "id: ") {
+					if first {
+						ready.Done() // caught up with session.created
+						first = false
+						continue
+					}
+					var id int64
+					fmt.Sscan(line[4:], &id)
+					seen <- id
+				}
+			}
+		}()
+	}
+	ready.Wait()
+	var lat []time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		if _, err := h.CallTool(ctx, "ping", nil, &host.CallOptions{SessionID: sess.ID}); err != nil {
+			b.Fatal(err)
+		}
+		last, err := h.Session(ctx, sess.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for got := 0; got < n; {
+			if id := <-seen; id == last.LastSeq {
+				got++
+			}
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkToolRoundTrip runs turns of 20 round trips each against an
+// instant fake model (an HTTP server speaking the provider's streaming
+// format) and an instant tool, reporting the time per round trip: model
+// call, parsing its stream, storing the events, running the tool, building
+// the next request.
+func BenchmarkToolRoundTrip(b *testing.B) {
+	for _, provider := range []string{"anthropic", "openai"} {
+		b.Run(provider, func(b *testing.B) { roundTrips(b, provider) })
+	}
+}
+
+func roundTrips(b *testing.B, provider string) {
+	const steps = 20
+	ctx := context.Background()
+	fake := fakemodel.New()
+	defer fake.Close()
+	var p model.Provider
+	switch provider {
+	case "anthropic":
+		p, _ = anthropic.New(model.Config{Name: "fake", APIKey: "k", BaseURL: fake.AnthropicURL(), MaxTokens: 100})
+	default:
+		p, _ = openai.New(model.Config{Name: "fake", APIKey: "k", BaseURL: fake.OpenAIURL(), MaxTokens: 100})
+	}
+	ping, _ := tool.New("ping", tool.Config{Description: "Answers at once."}, func(ctx context.Context, call *tool.Call, in struct{}) (any, error) { return "pong", nil })
+	set, _ := tool.NewSet(ping)
+	st := openStore(b)
+	h, _ := host.New(set, &host.Options{StateRoot: b.TempDir(), Store: st, Model: p, MaxSteps: steps + 1})
+	defer h.Close()
+	var total time.Duration
+	turns := 0
+	for b.Loop() {
+		b.StopTimer()
+		var script []fakemodel.Reply
+		for i := range steps {
+			script = append(script, fakemodel.Reply{Calls: []fakemodel.Call{{ID: fmt.Sprint("c", i), Name: "ping", Input: `{}`}}})
+		}
+		fake.Push(append(script, fakemodel.Reply{Text: []string{"done"}})...)
+		sess, _, _ := h.CreateSession(ctx, host.SessionOptions{})
+		sub := h.Subscribe(sess.ID)
+		b.StartTimer()
+		start := time.Now()
+		turnID, err := h.Send(ctx, sess.ID, "go")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for done := false; !done; {
+			select {
+			case evs := <-sub.C:
+				for _, e := range evs {
+					if e.TurnID == turnID && (e.Kind == host.EventTurnCompleted || e.Kind == host.EventTurnFailed) {
+						if e.Kind == host.EventTurnFailed {
+							b.Fatalf("turn failed: %s", e.Data)
+						}
+						done = true
+					}
+				}
+			case <-sub.Poke:
+				evs, _ := h.Events(ctx, sess.ID, 0, 10000)
+				for _, e := range evs {
+					done = done || (e.TurnID == turnID && e.Kind == host.EventTurnCompleted)
+				}
+			}
+		}
+		total += time.Since(start)
+		turns++
+		sub.Close()
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(turns*(steps+1)), "µs/roundtrip")
+}
