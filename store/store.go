@@ -112,6 +112,9 @@ type Store interface {
 	// Events returns up to limit events with Seq > after, in order.
 	Events(ctx context.Context, sessionID string, after int64, limit int) ([]Event, error)
 
+	// Approvals keeps calls parked for a person's decision.
+	Approvals
+
 	// Close releases the database.
 	Close() error
 }

@@ -27,6 +27,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ConcurrentAppends", testConcurrentAppends},
 		{"OneTurnAtATime", testTurns},
 		{"ExpiredLeases", testExpiredLeases},
+		{"ApprovalsExactlyOnce", testApprovals},
+		{"ApprovalExpiryAndOrphans", testApprovalExpiry},
+		{"ParkedTurns", testParkedTurns},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -264,5 +267,140 @@ func testExpiredLeases(t *testing.T, s store.Store) {
 	}
 	if expired, _ := s.ExpiredTurns(ctx, time.Now()); len(expired) != 0 {
 		t.Errorf("still expired: %+v", expired)
+	}
+}
+
+func approval(id, session string, expires time.Time) store.Approval {
+	return store.Approval{CallID: id, SessionID: session, Tool: "promote", Input: json.RawMessage(`{"environment":"production"}`),
+		RequestedBy: "tester", ExpiresAt: expires}
+}
+
+func testApprovals(t *testing.T, s store.Store) {
+	mustSession(t, s, "s")
+	later := time.Now().Add(time.Hour)
+	evs, err := s.CreateApproval(ctx, approval("c1", "s", later), ev("action.approval_requested", map[string]string{"callId": "c1"}))
+	if err != nil || len(evs) != 1 || evs[0].Seq != 1 {
+		t.Fatalf("CreateApproval = %+v, %v", evs, err)
+	}
+	if _, err := s.CreateApproval(ctx, approval("c1", "", later)); !errors.Is(err, store.ErrExists) {
+		t.Errorf("a second approval for one call: %v", err)
+	}
+	if _, err := s.CreateApproval(ctx, approval("c2", "", later)); err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Approval(ctx, "c1")
+	if err != nil || a.Status != store.ApprovalPending || string(a.Input) != `{"environment":"production"}` || a.SessionID != "s" || a.Outcome != nil {
+		t.Errorf("Approval = %+v, %v", a, err)
+	}
+	if _, err := s.Approval(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("missing approval: %v", err)
+	}
+	pending, _, err := s.ListApprovals(ctx, store.ApprovalPending, store.Page{})
+	if err != nil || len(pending) != 2 || pending[0].CallID != "c1" {
+		t.Errorf("ListApprovals = %+v, %v", pending, err)
+	}
+
+	// Twenty people decide at once: one decision stands.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	won, lost := 0, 0
+	for i := range 20 {
+		wg.Go(func() {
+			got, err := s.ResolveApproval(ctx, "c1", i%2 == 0, fmt.Sprintf("person%d", i), "why not", store.Lease{Holder: "h", TTL: time.Minute})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				won++
+			case errors.Is(err, store.ErrAlreadyResolved):
+				lost++
+				if got.Status == store.ApprovalPending || got.DecidedBy == "" || got.DecidedAt == nil {
+					t.Errorf("a refused decision should carry the first one: %+v", got)
+				}
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if won != 1 || lost != 19 {
+		t.Errorf("%d decisions won, %d lost", won, lost)
+	}
+	if _, err := s.ResolveApproval(ctx, "nope", true, "p", "", store.Lease{}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("resolving a missing approval: %v", err)
+	}
+	if ok, err := s.FinishApproval(ctx, "c1", json.RawMessage(`{"isError":false}`)); !ok || err != nil {
+		t.Errorf("FinishApproval: %v %v", ok, err)
+	}
+	if ok, _ := s.FinishApproval(ctx, "c1", json.RawMessage(`{"isError":true}`)); ok {
+		t.Error("an outcome was recorded twice")
+	}
+	if a, _ := s.Approval(ctx, "c1"); string(a.Outcome) != `{"isError":false}` {
+		t.Errorf("outcome %s", a.Outcome)
+	}
+	if pending, _, _ := s.ListApprovals(ctx, store.ApprovalPending, store.Page{}); len(pending) != 1 || pending[0].CallID != "c2" {
+		t.Errorf("pending after the decision: %+v", pending)
+	}
+}
+
+func testApprovalExpiry(t *testing.T, s store.Store) {
+	past := time.Now().Add(-time.Second)
+	s.CreateApproval(ctx, approval("old", "", past))
+	s.CreateApproval(ctx, approval("new", "", time.Now().Add(time.Hour)))
+	if a, err := s.ResolveApproval(ctx, "old", true, "p", "", store.Lease{Holder: "h", TTL: time.Minute}); !errors.Is(err, store.ErrExpired) || a.Status != store.ApprovalPending {
+		t.Errorf("resolving an expired approval: %+v, %v", a, err)
+	}
+	expired, err := s.ExpireApprovals(ctx, time.Now())
+	if err != nil || len(expired) != 1 || expired[0].CallID != "old" || expired[0].Status != store.ApprovalExpired {
+		t.Fatalf("ExpireApprovals = %+v, %v", expired, err)
+	}
+	if again, _ := s.ExpireApprovals(ctx, time.Now()); len(again) != 0 {
+		t.Errorf("expired twice: %+v", again)
+	}
+	if _, err := s.ResolveApproval(ctx, "old", false, "p", "", store.Lease{}); !errors.Is(err, store.ErrExpired) {
+		t.Errorf("resolving after expiry: %v", err)
+	}
+	// An approved call whose executor died is an orphan; one that is alive
+	// or finished is not.
+	s.CreateApproval(ctx, approval("dead", "", time.Now().Add(time.Hour)))
+	s.ResolveApproval(ctx, "dead", true, "p", "", store.Lease{Holder: "gone", TTL: -time.Second})
+	s.ResolveApproval(ctx, "new", true, "p", "", store.Lease{Holder: "alive", TTL: time.Minute})
+	orphans, err := s.OrphanedApprovals(ctx, time.Now())
+	if err != nil || len(orphans) != 1 || orphans[0].CallID != "dead" {
+		t.Errorf("OrphanedApprovals = %+v, %v", orphans, err)
+	}
+	s.FinishApproval(ctx, "dead", json.RawMessage(`{}`))
+	if orphans, _ := s.OrphanedApprovals(ctx, time.Now()); len(orphans) != 0 {
+		t.Errorf("a finished call is still an orphan: %+v", orphans)
+	}
+}
+
+func testParkedTurns(t *testing.T, s store.Store) {
+	mustSession(t, s, "s")
+	lease := store.Lease{Holder: "h", TTL: -time.Second} // would expire at once
+	if _, err := s.BeginTurn(ctx, store.Turn{SessionID: "s", ID: "t1", Kind: "model"}, lease); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ParkTurn(ctx, "s", "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if expired, _ := s.ExpiredTurns(ctx, time.Now()); len(expired) != 0 {
+		t.Errorf("a parked turn expired: %+v", expired)
+	}
+	if _, err := s.BeginTurn(ctx, store.Turn{SessionID: "s", ID: "t2", Kind: "call"}, store.Lease{Holder: "h", TTL: time.Minute}); !errors.Is(err, store.ErrBusy) {
+		t.Errorf("a parked turn still holds its session: %v", err)
+	}
+	parked, err := s.ParkedTurns(ctx)
+	if err != nil || len(parked) != 1 || parked[0].ID != "t1" {
+		t.Errorf("ParkedTurns = %+v, %v", parked, err)
+	}
+	if err := s.ResumeTurn(ctx, "s", "t1", store.Lease{Holder: "h2", TTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ResumeTurn(ctx, "s", "t1", store.Lease{Holder: "h3", TTL: time.Minute}); !errors.Is(err, store.ErrNotRunning) {
+		t.Errorf("resumed twice: %v", err)
+	}
+	if parked, _ := s.ParkedTurns(ctx); len(parked) != 0 {
+		t.Errorf("still parked: %+v", parked)
 	}
 }
