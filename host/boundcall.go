@@ -64,6 +64,48 @@ func (h *Host) callInSession(ctx context.Context, t *tool.Tool, in *tool.Input, 
 	return outcome, nil
 }
 
+// callGated parks a direct call of a gated tool (in its session, as a turn
+// of its own, when it has one) and waits up to o.Wait for the decision.
+func (h *Host) callGated(ctx context.Context, t *tool.Tool, in *tool.Input, o CallOptions) (*Outcome, error) {
+	id := tool.NewCallID(t.Name())
+	turnID := ""
+	by := o.Principal
+	if o.SessionID != "" {
+		sess, err := h.Session(ctx, o.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		if by == "" {
+			by = sess.Principal
+		}
+		turnID = newID("turn")
+		begun, err := h.store.BeginTurn(ctx, store.Turn{SessionID: sess.ID, ID: turnID, Kind: "call"}, h.lease(),
+			store.Event{Kind: EventTurnStarted, Data: data(map[string]string{"kind": "call", "tool": t.Name()})})
+		if err != nil {
+			return nil, h.turnError(err, sess.ID)
+		}
+		h.hub.publish(sess.ID, begun)
+	}
+	a, err := h.park(ctx, t, in, id, o.SessionID, turnID, "", by)
+	if err != nil {
+		return nil, err
+	}
+	if turnID != "" {
+		if err := h.store.ParkTurn(context.WithoutCancel(ctx), o.SessionID, turnID); err != nil {
+			return nil, err
+		}
+	}
+	if o.Wait > 0 {
+		if got, ok := h.waitOutcome(ctx, id, o.Wait); ok {
+			var out Outcome
+			if err := json.Unmarshal(got.Outcome, &out); err == nil {
+				return &out, nil
+			}
+		}
+	}
+	return nil, &ApprovalPendingError{CallID: id, Approval: a}
+}
+
 // sessionWorkspace returns the Workspace hook of calls in a session.
 func (h *Host) sessionWorkspace(sessionID string) func() (string, error) {
 	dir := h.WorkspaceDir(sessionID)

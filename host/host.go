@@ -60,6 +60,10 @@ type Options struct {
 	// lease: after a host dies, its turns are closed within about this
 	// long. Zero means LeaseTTLDefault.
 	LeaseTTL time.Duration
+	// ApprovalTimeout is how long a gated call waits for a decision before
+	// it expires, unless its tool says otherwise; zero means
+	// ApprovalTimeoutDefault.
+	ApprovalTimeout time.Duration
 }
 
 // Defaults of [Options].
@@ -86,7 +90,9 @@ type Host struct {
 	toolConcurrency int
 	modelTimeout    time.Duration
 	leaseTTL        time.Duration
+	approvalTimeout time.Duration
 	id              string // this host's lease holder name
+	waiters         map[string][]chan struct{} // direct calls waiting for a decision, by call id
 
 	hub     hub
 	ctx     context.Context // ends when the host closes
@@ -133,6 +139,9 @@ func New(set *tool.Set, opts *Options) (*Host, error) {
 	if o.LeaseTTL == 0 {
 		o.LeaseTTL = LeaseTTLDefault
 	}
+	if o.ApprovalTimeout == 0 {
+		o.ApprovalTimeout = ApprovalTimeoutDefault
+	}
 	if o.MaxSteps < 0 || o.ToolConcurrency < 0 || o.ModelTimeout < 0 || o.LeaseTTL < 0 {
 		return nil, errors.New("creating host: MaxSteps, ToolConcurrency, ModelTimeout and LeaseTTL cannot be negative")
 	}
@@ -141,6 +150,7 @@ func New(set *tool.Set, opts *Options) (*Host, error) {
 		tools: set, stateRoot: root, logger: o.Logger,
 		store: o.Store, model: o.Model, modelErr: o.ModelError, system: o.System, maxTokens: o.MaxTokens,
 		maxSteps: o.MaxSteps, toolConcurrency: o.ToolConcurrency, modelTimeout: o.ModelTimeout, leaseTTL: o.LeaseTTL,
+		approvalTimeout: o.ApprovalTimeout,
 		id: newID("host"), ctx: ctx, stop: stop, running: map[string]*runningTurn{},
 	}, nil
 }
@@ -158,14 +168,20 @@ type CallOptions struct {
 	// own (turn.started, action.result, turn.completed), and fails with
 	// ErrSessionBusy while another turn runs.
 	SessionID string
+	// Wait is how long a call of a gated tool waits for a person's decision
+	// before CallTool returns an *ApprovalPendingError (the call stays
+	// parked; fetch its outcome with CallOutcome). Zero returns at once.
+	Wait time.Duration
+	// Principal is who asks, recorded on a parked call.
+	Principal string
 }
 
 // ErrNoSessions is returned for session work on a host without a store.
 var ErrNoSessions = errors.New("this host has no session store: calls cannot be bound to a session")
 
 // ApprovalRequiredError is returned for a direct call whose tool needs a
-// person's approval for this input. This host cannot park calls for
-// approval, so it refuses them rather than run them unapproved.
+// person's approval for this input on a host without a store: it cannot
+// park calls, so it refuses them rather than run them unapproved.
 type ApprovalRequiredError struct {
 	Tool   string
 	Reason error // set when the approval predicate panicked

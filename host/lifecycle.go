@@ -91,8 +91,23 @@ func (h *Host) Start(ctx context.Context) error {
 	return nil
 }
 
-// recover ends the turns whose lease expired: their host died.
+// recover ends the turns whose lease expired (their host died), expires
+// approvals nobody answered in time, records approved calls whose host died
+// running them, and resumes parked turns that have all their results.
 func (h *Host) recover(ctx context.Context) error {
+	if err := h.expire(ctx); err != nil {
+		return err
+	}
+	if err := h.orphans(ctx); err != nil {
+		return err
+	}
+	parked, err := h.store.ParkedTurns(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range parked {
+		h.maybeResume(ctx, t.SessionID, t.ID)
+	}
 	expired, err := h.store.ExpiredTurns(ctx, time.Now())
 	if err != nil {
 		return err

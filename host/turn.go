@@ -33,6 +33,15 @@ type requestedAction struct {
 func (h *Host) runTurn(ctx context.Context, sess store.Session, turnID string) {
 	defer h.untrack(sess.ID, turnID)
 	steps, err := h.loop(ctx, sess, turnID)
+	if errors.Is(err, errParked) && ctx.Err() == nil {
+		if err := h.store.ParkTurn(context.WithoutCancel(ctx), sess.ID, turnID); err != nil {
+			h.logger.Error("parking a turn", "session", sess.ID, "turn", turnID, "err", err)
+		}
+		// Decisions may have come while the turn ran its other calls.
+		h.untrack(sess.ID, turnID)
+		h.maybeResume(context.WithoutCancel(ctx), sess.ID, turnID)
+		return
+	}
 	status, kind, payload := store.TurnCompleted, EventTurnCompleted, map[string]any{"steps": steps}
 	reason := ""
 	if err != nil {
@@ -154,12 +163,19 @@ func (h *Host) runActions(ctx context.Context, sess store.Session, turnID string
 	var wg sync.WaitGroup
 	var appendErr error
 	var mu sync.Mutex
+	parked := false
 	for i, c := range calls {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			start := time.Now()
-			out := h.execute(ctx, sess, actions[i].CallID, c)
+			out, waits := h.execute(ctx, sess, turnID, actions[i].CallID, c)
+			if waits {
+				mu.Lock()
+				parked = true
+				mu.Unlock()
+				return // its result comes when someone decides
+			}
 			results[i] = model.ToolResult{CallID: c.ID, Content: resultText(out), IsError: out.IsError}
 			err := h.append(ctx, sess.ID, turnID, store.Event{Kind: EventActionResult, Data: data(actionResult{
 				CallID: actions[i].CallID, ModelCallID: c.ID, Tool: c.Name, IsError: out.IsError, Result: out.Result,
@@ -173,23 +189,43 @@ func (h *Host) runActions(ctx context.Context, sess store.Session, turnID string
 		})
 	}
 	wg.Wait()
+	if appendErr == nil && parked {
+		return results, errParked
+	}
 	return results, appendErr
 }
 
+// errParked ends a turn's goroutine while calls of it wait for approval:
+// the turn stays running, parked in the store, and resumes from its
+// history when the last decision is carried out.
+var errParked = errors.New("waiting for approval")
+
 // execute runs one of the model's tool calls. Every failure becomes a
-// result the model can read and act on.
-func (h *Host) execute(ctx context.Context, sess store.Session, callID string, c model.ToolCall) tool.Output {
+// result the model can read and act on. A call that needs approval is
+// parked instead: waits is true, and its result comes later.
+func (h *Host) execute(ctx context.Context, sess store.Session, turnID, callID string, c model.ToolCall) (out tool.Output, waits bool) {
 	t, ok := h.tools.Lookup(c.Name)
 	if !ok {
-		return tool.ErrorOutput((&tool.UnknownToolError{Name: c.Name, Available: h.tools.Names()}).Error())
+		return tool.ErrorOutput((&tool.UnknownToolError{Name: c.Name, Available: h.tools.Names()}).Error()), false
 	}
 	in, err := t.Validate(c.Input)
 	if err != nil {
-		return tool.ErrorOutput(err.Error())
+		return tool.ErrorOutput(err.Error()), false
 	}
 	if needed, reason := in.NeedsApproval(); needed {
-		return tool.ErrorOutput((&ApprovalRequiredError{Tool: c.Name, Reason: reason}).Error())
+		if reason != nil {
+			h.logger.Warn("approval predicate failed; treating the call as needing approval", "tool", c.Name, "err", reason)
+		}
+		if _, err := h.park(ctx, t, in, callID, sess.ID, turnID, c.ID, sess.Principal); err != nil {
+			return tool.ErrorOutput("parking the call for approval failed: " + err.Error()), false
+		}
+		return tool.Output{}, true
 	}
+	return h.run(ctx, sess, t, in, callID), false
+}
+
+// run runs a validated call in a session.
+func (h *Host) run(ctx context.Context, sess store.Session, t *tool.Tool, in *tool.Input, callID string) tool.Output {
 	ws := h.WorkspaceDir(sess.ID)
 	if t.Execution() == tool.Agent {
 		if err := osMkdirAll(ws); err != nil {
@@ -201,7 +237,7 @@ func (h *Host) execute(ctx context.Context, sess store.Session, callID string, c
 		return agenttool.Run(ctx, t, in, agenttool.RunOptions{Workspace: ws, CallID: callID, SessionID: sess.ID})
 	}
 	call := tool.NewCall(tool.CallInfo{
-		ID: callID, Tool: c.Name, StateRoot: h.stateRoot, Logger: h.logger,
+		ID: callID, Tool: t.Name(), StateRoot: h.stateRoot, Logger: h.logger,
 		Session:   tool.Session{ID: sess.ID, Channel: sess.Channel, Mode: sess.Mode, Principal: sess.Principal},
 		Workspace: h.sessionWorkspace(sess.ID),
 	})

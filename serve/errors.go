@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/jsonscan"
+	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -22,7 +23,11 @@ type apiError struct {
 	Message    string           `json:"message"`
 	Available  []string         `json:"available,omitempty"`  // unknown_tool
 	Violations []tool.Violation `json:"violations,omitempty"` // invalid_input
+	Approval   *store.Approval  `json:"approval,omitempty"`   // already_resolved: the first decision
+	CallID     string           `json:"callId,omitempty"`
 }
+
+func decodeOutcome(b []byte, out *host.Outcome) error { return json.Unmarshal(b, out) }
 
 func (e *apiError) Error() string { return e.Message }
 

@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -80,6 +82,8 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio) i
 	modelFlag := fs.String("model", "", "model as provider/name, overriding agent.yaml (the provider must be built in)")
 	configPath := fs.String("config", filepath.Join("agent", "agent.yaml"), "agent configuration file")
 	leaseTTL := fs.Duration("lease-ttl", host.LeaseTTLDefault, "how long a turn holds its session without renewal; turns of a host that died are closed after it")
+	approvalWait := fs.Duration("approval-wait", ApprovalWaitDefault, "how long a direct call of a gated tool waits for a decision before answering 202")
+	approvalTimeout := fs.Duration("approval-timeout", host.ApprovalTimeoutDefault, "how long a gated call stays pending before it expires (unless its tool says otherwise)")
 	if err := fs.Parse(args); err != nil {
 		return command.ExitRefused
 	}
@@ -118,7 +122,7 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio) i
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused
 	}
-	opts.StateRoot, opts.Logger, opts.Store, opts.LeaseTTL = stateDir, logger, st, *leaseTTL
+	opts.StateRoot, opts.Logger, opts.Store, opts.LeaseTTL, opts.ApprovalTimeout = stateDir, logger, st, *leaseTTL, *approvalTimeout
 	h, err := host.New(set, opts)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
@@ -129,7 +133,11 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio) i
 		return command.ExitFailure
 	}
 	defer h.Close()
-	srv, err := New(h, &Options{Slug: *slug, Token: secret, MaxBodyBytes: *maxBody, Logger: logger})
+	wait := *approvalWait
+	if wait == 0 {
+		wait = -1 // answer at once
+	}
+	srv, err := New(h, &Options{Slug: *slug, Token: secret, MaxBodyBytes: *maxBody, Logger: logger, ApprovalWait: wait})
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused
@@ -185,6 +193,7 @@ func mainCall(ctx context.Context, set *tool.Set, args []string, stdio Stdio) in
 	input := fs.String("input", "", "input as JSON, @FILE, or - for stdin")
 	state := fs.String("state", ".agent-sdk", "state directory")
 	session := fs.String("session", "", "run the call in this session")
+	noWait := fs.Bool("no-wait", false, "for a gated tool, return as soon as the call is parked for approval")
 	name, rest := "", args
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, rest = args[0], args[1:]
@@ -205,23 +214,32 @@ func mainCall(ctx context.Context, set *tool.Set, args []string, stdio Stdio) in
 		return command.ExitRefused
 	}
 	opts := &host.Options{StateRoot: *state, Logger: slog.New(slog.NewTextHandler(stdio.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))}
-	if *session != "" {
-		// The session lives in the store a serve host of this agent shares.
-		st, err := sqlite.Open(ctx, filepath.Join(*state, "agent.db"))
-		if err != nil {
-			fmt.Fprintln(stdio.Err, err)
-			return command.ExitFailure
-		}
-		defer st.Close()
-		opts.Store = st
+	// The store a serve host of this agent shares: sessions live there, and
+	// gated calls park there for whoever approves them.
+	st, err := sqlite.Open(ctx, filepath.Join(*state, "agent.db"))
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
 	}
+	defer st.Close()
+	opts.Store = st
 	h, err := host.New(set, opts)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitFailure
 	}
 	defer h.Close()
-	out, err := h.CallTool(ctx, name, raw, &host.CallOptions{SessionID: *session})
+	out, err := h.CallTool(ctx, name, raw, &host.CallOptions{SessionID: *session, Principal: "cli"})
+	var pending *host.ApprovalPendingError
+	if errors.As(err, &pending) {
+		fmt.Fprintf(stdio.Err, "call %s of %s is waiting for approval. Answer it against the serve host of this agent:\n  agent-sdk approve %s --url http://127.0.0.1:3000/<slug>\n  agent-sdk deny %s --reason \"…\" --url http://127.0.0.1:3000/<slug>\n",
+			pending.CallID, name, pending.CallID, pending.CallID)
+		if *noWait {
+			command.PrintJSON(stdio.Out, map[string]any{"ok": true, "status": "approval_pending", "callId": pending.CallID})
+			return command.ExitOK
+		}
+		out, err = waitDecided(ctx, h, pending.CallID)
+	}
 	if err != nil {
 		apiErr := callError(err)
 		command.PrintJSON(stdio.Out, errorBody{Error: apiErr})
@@ -236,6 +254,30 @@ func mainCall(ctx context.Context, set *tool.Set, args []string, stdio Stdio) in
 		return command.ExitToolError
 	}
 	return command.ExitOK
+}
+
+// waitDecided polls the store until a parked call has its outcome.
+func waitDecided(ctx context.Context, h *host.Host, callID string) (*host.Outcome, error) {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		a, err := h.CallOutcome(ctx, callID)
+		if err != nil {
+			return nil, err
+		}
+		if a.Outcome != nil {
+			var out host.Outcome
+			if err := json.Unmarshal(a.Outcome, &out); err != nil {
+				return nil, err
+			}
+			return &out, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 func mainTools(set *tool.Set, args []string, stdio Stdio) int {

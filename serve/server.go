@@ -40,6 +40,10 @@ type Options struct {
 	Token string
 	// MaxBodyBytes bounds request bodies; zero means MaxBodyBytesDefault.
 	MaxBodyBytes int64
+	// ApprovalWait is how long a direct call of a gated tool waits for a
+	// decision before the answer is 202 approval_pending; zero means
+	// ApprovalWaitDefault, negative answers at once.
+	ApprovalWait time.Duration
 	// Logger receives one line per request (method, path, status,
 	// duration, call id). Nil discards them.
 	Logger *slog.Logger
@@ -51,6 +55,7 @@ type Server struct {
 	slug    string
 	token   []byte
 	maxBody int64
+	wait    time.Duration
 	logger  *slog.Logger
 	mux     *http.ServeMux
 
@@ -84,18 +89,28 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{host: h, slug: o.Slug, token: []byte(o.Token), maxBody: o.MaxBodyBytes, logger: o.Logger, mux: http.NewServeMux(), closing: make(chan struct{})}
+	switch {
+	case o.ApprovalWait == 0:
+		o.ApprovalWait = ApprovalWaitDefault
+	case o.ApprovalWait < 0:
+		o.ApprovalWait = 0
+	}
+	s := &Server{host: h, slug: o.Slug, token: []byte(o.Token), maxBody: o.MaxBodyBytes, wait: o.ApprovalWait, logger: o.Logger, mux: http.NewServeMux(), closing: make(chan struct{})}
 	prefix := "/" + o.Slug + "/v1"
 	routes := map[string]http.Handler{
-		"GET /healthz":                              http.HandlerFunc(s.healthz),
-		"GET " + prefix + "/tools":                  s.authed(s.listTools),
-		"POST " + prefix + "/tools/{name}":          s.authed(s.callTool),
-		"POST " + prefix + "/session":               s.authed(s.createSession),
-		"GET " + prefix + "/sessions":               s.authed(s.listSessions),
-		"GET " + prefix + "/session/{id}":           s.authed(s.getSession),
-		"POST " + prefix + "/session/{id}/messages": s.authed(s.sendMessage),
-		"POST " + prefix + "/session/{id}/cancel":   s.authed(s.cancelTurn),
-		"GET " + prefix + "/session/{id}/events":    s.authed(s.events),
+		"GET /healthz":                                        http.HandlerFunc(s.healthz),
+		"GET " + prefix + "/tools":                            s.authed(s.listTools),
+		"POST " + prefix + "/tools/{name}":                    s.authed(s.callTool),
+		"POST " + prefix + "/session":                         s.authed(s.createSession),
+		"GET " + prefix + "/sessions":                         s.authed(s.listSessions),
+		"GET " + prefix + "/session/{id}":                     s.authed(s.getSession),
+		"POST " + prefix + "/session/{id}/messages":           s.authed(s.sendMessage),
+		"POST " + prefix + "/session/{id}/cancel":             s.authed(s.cancelTurn),
+		"GET " + prefix + "/session/{id}/events":              s.authed(s.events),
+		"POST " + prefix + "/session/{id}/approvals/{callId}": s.authed(s.resolve),
+		"POST " + prefix + "/approvals/{callId}":              s.authed(s.resolve),
+		"GET " + prefix + "/approvals":                        s.authed(s.listApprovals),
+		"GET " + prefix + "/calls/{callId}":                   s.authed(s.callStatus),
 	}
 	// known holds the same routes, so that a request no route takes can be
 	// told apart: 405 when its path exists for other methods, else 404.
@@ -219,7 +234,15 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 	if apiErr == nil {
 		var req CallRequest
 		if req, apiErr = parseCallRequest(body); apiErr == nil {
-			out, err := s.host.CallTool(r.Context(), r.PathValue("name"), req.Input, &host.CallOptions{SessionID: req.SessionID})
+			out, err := s.host.CallTool(r.Context(), r.PathValue("name"), req.Input, &host.CallOptions{SessionID: req.SessionID, Wait: s.wait, Principal: principal})
+			var pending *host.ApprovalPendingError
+			if errors.As(err, &pending) {
+				w.Header()[CallIDHeader] = []string{pending.CallID}
+				writeJSON(w, http.StatusAccepted, map[string]any{"ok": true, "status": "approval_pending", "callId": pending.CallID,
+					"approve": "POST /" + s.slug + "/v1/approvals/" + pending.CallID + ` {"approved": true|false, "reason": "…"}`,
+					"outcome": "GET /" + s.slug + "/v1/calls/" + pending.CallID})
+				return
+			}
 			if err != nil {
 				apiErr = callError(err)
 			} else {

@@ -43,6 +43,11 @@ type Config struct {
 
 	// Timeout bounds each call; zero means [TimeoutDefault].
 	Timeout time.Duration
+
+	// ApprovalTimeout is how long a call waiting for approval stays
+	// pending before it expires (and counts as denied); zero means the
+	// host's default.
+	ApprovalTimeout time.Duration
 }
 
 // Tool is a defined tool. It is immutable and safe for concurrent use.
@@ -53,6 +58,7 @@ type Tool struct {
 	schema      *compiledSchema
 	approval    Approval
 	timeout     time.Duration
+	approvalTTL time.Duration
 	pos         string // file:line of the definition, "" if unknown
 	script      string
 
@@ -84,6 +90,10 @@ func (t *Tool) Execution() Execution { return t.execution }
 
 // Timeout returns how long a call may run.
 func (t *Tool) Timeout() time.Duration { return t.timeout }
+
+// ApprovalTimeout returns how long a parked call of this tool stays
+// pending, or zero for the host's default.
+func (t *Tool) ApprovalTimeout() time.Duration { return t.approvalTTL }
 
 // Script returns an agent tool's script, or "" for a server tool.
 func (t *Tool) Script() string { return t.script }
@@ -221,14 +231,14 @@ func newTool(name, pos string, cfg Config) (*Tool, error) {
 	if strings.TrimSpace(cfg.Description) == "" {
 		return nil, fmt.Errorf("tool %s: Config.Description is required: it tells the model what the tool does", name)
 	}
-	if cfg.Timeout < 0 {
-		return nil, fmt.Errorf("tool %s: Config.Timeout is negative (%s)", name, cfg.Timeout)
+	if cfg.Timeout < 0 || cfg.ApprovalTimeout < 0 {
+		return nil, fmt.Errorf("tool %s: Config.Timeout and Config.ApprovalTimeout cannot be negative", name)
 	}
 	timeout := cfg.Timeout
 	if timeout == 0 {
 		timeout = TimeoutDefault
 	}
-	return &Tool{name: name, description: cfg.Description, approval: cfg.NeedsApproval, timeout: timeout, pos: pos}, nil
+	return &Tool{name: name, description: cfg.Description, approval: cfg.NeedsApproval, timeout: timeout, approvalTTL: cfg.ApprovalTimeout, pos: pos}, nil
 }
 
 func (s Schema) compile() (*compiledSchema, error) {

@@ -30,7 +30,7 @@ func TestDefinitionErrors(t *testing.T) {
 		{"blank description", func() (*tool.Tool, error) { return tool.New("t", tool.Config{Description: " \n"}, ok) }, "Description is required"},
 		{"negative timeout", func() (*tool.Tool, error) {
 			return tool.New("t", tool.Config{Description: "d", Timeout: -time.Second}, ok)
-		}, "Timeout is negative"},
+		}, "cannot be negative"},
 		{"nil handler", func() (*tool.Tool, error) { return tool.New[prInput]("t", tool.Config{Description: "d"}, nil) }, "handler is nil"},
 		{"schema with typed input", func() (*tool.Tool, error) {
 			return tool.New("t", tool.Config{Description: "d", InputSchema: tool.RawSchema(`{"type":"object"}`)}, ok)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 
@@ -19,6 +20,7 @@ func newCall() *cobra.Command {
 		rawURL  string
 		session string
 		tok     string
+		noWait  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "call NAME",
@@ -32,6 +34,10 @@ host (in a scratch workspace under <state>/tool-calls). With --url it calls a
 running host; the token is --token, $AGENT_SDK_TOKEN, or <state>/token.
 
 Input is JSON text, @FILE for a file's content, or - for standard input.
+
+A tool that needs approval for this input parks the call: call prints how to
+approve or deny it and waits for the decision (--no-wait returns at once, exit 0,
+with {"status":"approval_pending","callId":…}).
 
 Exit status: 0 the call succeeded; 1 its result is an error (isError); 2 usage
 error, unknown tool, invalid input or a refused call; 3 the call could not be
@@ -55,6 +61,9 @@ made (build failed, host unreachable).`,
 				if session != "" {
 					argv = append(argv, "--session", session)
 				}
+				if noWait {
+					argv = append(argv, "--no-wait")
+				}
 				return runAgent(agent, res.Binary, bytes.NewReader(raw), argv...)
 			}
 			r, err := f.remote(rawURL, tok)
@@ -66,6 +75,20 @@ made (build failed, host unreachable).`,
 			})
 			if err != nil {
 				return err
+			}
+			if status == http.StatusAccepted {
+				var p struct {
+					CallID string `json:"callId"`
+				}
+				json.Unmarshal(body, &p)
+				fmt.Fprintf(os.Stderr, "call %s is waiting for approval:\n  agent-sdk approve %s --url %s\n  agent-sdk deny %s --reason \"…\" --url %s\n", p.CallID, p.CallID, rawURL, p.CallID, rawURL)
+				if noWait {
+					os.Stdout.Write(append(bytes.TrimSpace(body), '\n'))
+					return nil
+				}
+				if status, body, err = waitCall(cmd.Context(), r, p.CallID); err != nil {
+					return err
+				}
 			}
 			var pretty bytes.Buffer
 			if json.Indent(&pretty, body, "", "  ") != nil {
@@ -94,6 +117,7 @@ made (build failed, host unreachable).`,
 	cmd.Flags().StringVar(&rawURL, "url", "", "call a running host: http://127.0.0.1:3000/<slug>")
 	cmd.Flags().StringVar(&session, "session", "", "run the call in this session")
 	cmd.Flags().StringVar(&tok, "token", "", "bearer token for --url")
+	cmd.Flags().BoolVar(&noWait, "no-wait", false, "for a tool that needs approval, return as soon as the call is parked")
 	return cmd
 }
 
