@@ -216,7 +216,9 @@ type Outcome struct {
 // A handler's error, panic or timeout is an Outcome with IsError set, not an
 // error. The error is one of [*tool.UnknownToolError], [*tool.AgentToolError],
 // [*tool.InputError], [*ApprovalRequiredError], [ErrNoSessions],
-// [ErrSessionNotFound] or [ErrSessionBusy]: the call did not run.
+// [ErrSessionNotFound] or [ErrSessionBusy]: the call did not run; or
+// [*ApprovalPendingError]: the tool needs a person's approval for this
+// input, and the call is parked until someone decides (see Resolve).
 func (h *Host) CallTool(ctx context.Context, name string, input any, opts *CallOptions) (*Outcome, error) {
 	start := time.Now()
 	t, ok := h.tools.Lookup(name)
@@ -234,15 +236,21 @@ func (h *Host) CallTool(ctx context.Context, name string, input any, opts *CallO
 	if err != nil {
 		return nil, err
 	}
+	var o CallOptions
+	if opts != nil {
+		o = *opts
+	}
 	if needed, reason := in.NeedsApproval(); needed {
 		if reason != nil {
 			h.logger.Warn("approval predicate failed; treating the call as needing approval", "tool", name, "err", reason)
 		}
-		return nil, &ApprovalRequiredError{Tool: name, Reason: reason}
+		if h.store == nil {
+			return nil, &ApprovalRequiredError{Tool: name, Reason: reason}
+		}
+		return h.callGated(ctx, t, in, o)
 	}
-
-	if opts != nil && opts.SessionID != "" {
-		return h.callInSession(ctx, t, in, opts.SessionID, start)
+	if o.SessionID != "" {
+		return h.callInSession(ctx, t, in, o.SessionID, start)
 	}
 	id := tool.NewCallID(name)
 	ws := &scratch{root: h.stateRoot, id: id, tools: h.tools}
