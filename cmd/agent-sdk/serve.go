@@ -9,13 +9,15 @@ import (
 
 func newServe() *cobra.Command {
 	var (
-		f        agentFlags
-		addr     string
-		slug     string
-		tok      string
-		maxBody  int64
-		logFmt   string
-		leaseTTL string
+		f               agentFlags
+		addr            string
+		slug            string
+		tok             string
+		maxBody         int64
+		logFmt          string
+		leaseTTL        string
+		approvalWait    string
+		approvalTimeout string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -32,6 +34,10 @@ func newServe() *cobra.Command {
   POST /<slug>/v1/session/<id>/cancel        cancel the running turn
   GET  /<slug>/v1/session/<id>/events        its event stream (SSE; Last-Event-ID or ?after=N;
                                              ?follow=false for stored events as JSON)
+  GET  /<slug>/v1/approvals?status=pending   calls waiting for a person
+  POST /<slug>/v1/approvals/<callId>         decide: {"approved": true|false, "reason": "…"}
+  POST /<slug>/v1/session/<id>/approvals/<callId>   the same, for a call in that session
+  GET  /<slug>/v1/calls/<callId>             a gated direct call's outcome (after a 202)
 
 The model comes from agent/agent.yaml (model.provider and model.name) or
 --model provider/name, with the provider's usual environment variables
@@ -65,6 +71,12 @@ in-flight calls finish.`,
 			if leaseTTL != "" {
 				argv = append(argv, "--lease-ttl", leaseTTL)
 			}
+			if approvalWait != "" {
+				argv = append(argv, "--approval-wait", approvalWait)
+			}
+			if approvalTimeout != "" {
+				argv = append(argv, "--approval-timeout", approvalTimeout)
+			}
 			return execAgent(agent, res.Binary, argv...)
 		},
 	}
@@ -75,6 +87,8 @@ in-flight calls finish.`,
 	cmd.Flags().Int64Var(&maxBody, "max-body-bytes", 4<<20, "largest request body accepted")
 	cmd.Flags().StringVar(&logFmt, "log-format", "text", "request log format: text or json")
 	cmd.Flags().StringVar(&f.model, "model", "", "model as provider/name (anthropic/…, openai/…), overriding agent/agent.yaml")
+	cmd.Flags().StringVar(&approvalWait, "approval-wait", "", "how long a direct call of a gated tool waits for a decision before answering 202 (default 30s)")
+	cmd.Flags().StringVar(&approvalTimeout, "approval-timeout", "", "how long a gated call stays pending before it expires, unless its tool says otherwise (default 24h)")
 	cmd.Flags().StringVar(&leaseTTL, "lease-ttl", "", "how long a turn holds its session between renewals (default 15s); a dead host's turns are closed after it")
 	return cmd
 }
