@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentsdk/agentsdk/internal/agenttool"
 	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/tool"
 )
@@ -223,29 +222,17 @@ func (h *Host) runApproved(ctx context.Context, a store.Approval) tool.Output {
 			}
 		}
 	}()
-	var sess tool.Session
-	workspace := func() (string, error) { return "", tool.ErrNoWorkspace }
 	if a.SessionID != "" {
-		if s, err := h.store.Session(ctx, a.SessionID); err == nil {
-			sess = tool.Session{ID: s.ID, Channel: s.Channel, Mode: s.Mode, Principal: s.Principal}
-		}
-		workspace = h.sessionWorkspace(a.SessionID)
-	} else {
-		ws := &scratch{root: h.stateRoot, id: a.CallID, tools: h.tools}
-		defer ws.remove(h.logger)
-		workspace = ws.open
-	}
-	if t.Execution() == tool.Agent {
-		dir, err := workspace()
+		sess, err := h.store.Session(ctx, a.SessionID)
 		if err != nil {
-			return tool.ErrorOutput(err.Error())
+			return tool.ErrorOutput("reading the call's session: " + err.Error())
 		}
-		if err := agenttool.Materialize(dir, h.tools); err != nil {
-			return tool.ErrorOutput(err.Error())
-		}
-		return agenttool.Run(rctx, t, in, agenttool.RunOptions{Workspace: dir, CallID: a.CallID, SessionID: a.SessionID})
+		return h.run(rctx, sess, t, in, a.CallID)
 	}
-	call := tool.NewCall(tool.CallInfo{ID: a.CallID, Tool: a.Tool, Session: sess, StateRoot: h.stateRoot, Logger: h.logger, Workspace: workspace})
+	// A direct call outside any session: a scratch workspace, as CallTool's.
+	ws := &scratch{root: h.stateRoot, id: a.CallID, tools: h.tools}
+	defer ws.remove(h.logger)
+	call := tool.NewCall(tool.CallInfo{ID: a.CallID, Tool: a.Tool, StateRoot: h.stateRoot, Logger: h.logger, Workspace: ws.open})
 	out, err := t.Run(rctx, call, in)
 	if err != nil {
 		return tool.ErrorOutput(err.Error())

@@ -36,15 +36,7 @@ func (h *Host) callInSession(ctx context.Context, t *tool.Tool, in *tool.Input, 
 	defer cancel()
 
 	id := tool.NewCallID(t.Name())
-	call := tool.NewCall(tool.CallInfo{
-		ID: id, Tool: t.Name(), StateRoot: h.stateRoot, Logger: h.logger,
-		Session:   tool.Session{ID: sess.ID, Channel: sess.Channel, Mode: sess.Mode, Principal: sess.Principal},
-		Workspace: h.sessionWorkspace(sess.ID),
-	})
-	out, err := t.Run(tctx, call, in)
-	if err != nil {
-		out = tool.ErrorOutput(err.Error())
-	}
+	out := h.run(tctx, sess, t, in, id)
 	outcome := &Outcome{ToolName: t.Name(), CallID: id, IsError: out.IsError, Result: out.Result, DurationMs: time.Since(start).Milliseconds()}
 	if err := h.append(ctx, sessionID, turnID, store.Event{Kind: EventActionResult, Data: data(actionResult{
 		CallID: id, Tool: t.Name(), IsError: out.IsError, Result: out.Result, DurationMs: outcome.DurationMs, Direct: true,

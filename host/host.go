@@ -91,7 +91,7 @@ type Host struct {
 	modelTimeout    time.Duration
 	leaseTTL        time.Duration
 	approvalTimeout time.Duration
-	id              string // this host's lease holder name
+	id              string                     // this host's lease holder name
 	waiters         map[string][]chan struct{} // direct calls waiting for a decision, by call id
 
 	hub     hub
@@ -151,7 +151,7 @@ func New(set *tool.Set, opts *Options) (*Host, error) {
 		store: o.Store, model: o.Model, modelErr: o.ModelError, system: o.System, maxTokens: o.MaxTokens,
 		maxSteps: o.MaxSteps, toolConcurrency: o.ToolConcurrency, modelTimeout: o.ModelTimeout, leaseTTL: o.LeaseTTL,
 		approvalTimeout: o.ApprovalTimeout,
-		id: newID("host"), ctx: ctx, stop: stop, running: map[string]*runningTurn{},
+		id:              newID("host"), ctx: ctx, stop: stop, running: map[string]*runningTurn{},
 	}, nil
 }
 

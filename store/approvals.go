@@ -85,6 +85,8 @@ type Approvals interface {
 
 const approvalColumns = `call_id, session_id, turn_id, model_call_id, tool, input, requested_by, requested_at, expires_at, status, decided_by, decided_at, reason, outcome`
 
+func scanApprovalRow(rows *sql.Rows) (Approval, error) { return scanApproval(rows) }
+
 func scanApproval(row interface{ Scan(...any) error }) (Approval, error) {
 	var a Approval
 	var input string
@@ -163,21 +165,9 @@ func (s *sqlStore) ListApprovals(ctx context.Context, status string, p Page) ([]
 	}
 	query += ` ORDER BY requested_at, call_id LIMIT ?`
 	args = append(args, limit+1)
-	rows, err := s.read.QueryContext(ctx, s.q(query), args...)
+	out, err := queryAll(ctx, s.read, s.q(query), args, scanApprovalRow)
 	if err != nil {
 		return nil, "", fmt.Errorf("listing approvals: %w", err)
-	}
-	defer rows.Close()
-	var out []Approval
-	for rows.Next() {
-		a, err := scanApproval(rows)
-		if err != nil {
-			return nil, "", fmt.Errorf("listing approvals: %w", err)
-		}
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", err
 	}
 	next := ""
 	if len(out) > limit {
@@ -218,21 +208,12 @@ func (s *sqlStore) ResolveApproval(ctx context.Context, callID string, approved 
 }
 
 func (s *sqlStore) ExpireApprovals(ctx context.Context, now time.Time) ([]Approval, error) {
-	rows, err := s.write.QueryContext(ctx, s.q(`UPDATE approvals SET status = ?, decided_at = ? WHERE status = ? AND expires_at <= ? RETURNING `+approvalColumns),
-		ApprovalExpired, micros(now), ApprovalPending, micros(now))
+	out, err := queryAll(ctx, s.write, s.q(`UPDATE approvals SET status = ?, decided_at = ? WHERE status = ? AND expires_at <= ? RETURNING `+approvalColumns),
+		[]any{ApprovalExpired, micros(now), ApprovalPending, micros(now)}, scanApprovalRow)
 	if err != nil {
 		return nil, fmt.Errorf("expiring approvals: %w", err)
 	}
-	defer rows.Close()
-	var out []Approval
-	for rows.Next() {
-		a, err := scanApproval(rows)
-		if err != nil {
-			return nil, fmt.Errorf("expiring approvals: %w", err)
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (s *sqlStore) RenewExecutor(ctx context.Context, callID string, executor Lease) error {
@@ -242,21 +223,12 @@ func (s *sqlStore) RenewExecutor(ctx context.Context, callID string, executor Le
 }
 
 func (s *sqlStore) OrphanedApprovals(ctx context.Context, now time.Time) ([]Approval, error) {
-	rows, err := s.read.QueryContext(ctx, s.q(`SELECT `+approvalColumns+` FROM approvals WHERE status = ? AND outcome IS NULL AND executor_expires < ?`),
-		ApprovalApproved, micros(now))
+	out, err := queryAll(ctx, s.read, s.q(`SELECT `+approvalColumns+` FROM approvals WHERE status = ? AND outcome IS NULL AND executor_expires < ?`),
+		[]any{ApprovalApproved, micros(now)}, scanApprovalRow)
 	if err != nil {
 		return nil, fmt.Errorf("listing interrupted approvals: %w", err)
 	}
-	defer rows.Close()
-	var out []Approval
-	for rows.Next() {
-		a, err := scanApproval(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (s *sqlStore) FinishApproval(ctx context.Context, callID string, outcome json.RawMessage) (bool, error) {
@@ -293,21 +265,10 @@ func (s *sqlStore) ResumeTurn(ctx context.Context, sessionID, turnID string, lea
 }
 
 func (s *sqlStore) ParkedTurns(ctx context.Context) ([]Turn, error) {
-	rows, err := s.read.QueryContext(ctx, s.q(`SELECT t.session_id, t.id, t.kind, t.status, t.reason, t.started_at FROM sessions s
-		JOIN turns t ON t.session_id = s.id AND t.id = s.turn_id WHERE s.turn_id IS NOT NULL AND s.lease_expires IS NULL`))
+	out, err := queryAll(ctx, s.read, s.q(`SELECT t.session_id, t.id, t.kind, t.status, t.reason, t.started_at FROM sessions s
+		JOIN turns t ON t.session_id = s.id AND t.id = s.turn_id WHERE s.turn_id IS NOT NULL AND s.lease_expires IS NULL`), nil, scanTurnRow)
 	if err != nil {
 		return nil, fmt.Errorf("listing parked turns: %w", err)
 	}
-	defer rows.Close()
-	var out []Turn
-	for rows.Next() {
-		var t Turn
-		var started int64
-		if err := rows.Scan(&t.SessionID, &t.ID, &t.Kind, &t.Status, &t.Reason, &started); err != nil {
-			return nil, err
-		}
-		t.StartedAt = fromMicros(started)
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return out, nil
 }

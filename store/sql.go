@@ -116,6 +116,34 @@ func (s *sqlStore) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	return tx.Commit()
 }
 
+// queryAll runs a query and scans every row with scan.
+func queryAll[T any](ctx context.Context, db interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, query string, args []any, scan func(*sql.Rows) (T, error)) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+func scanTurnRow(rows *sql.Rows) (Turn, error) {
+	var t Turn
+	var started int64
+	err := rows.Scan(&t.SessionID, &t.ID, &t.Kind, &t.Status, &t.Reason, &started)
+	t.StartedAt = fromMicros(started)
+	return t, err
+}
+
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
@@ -210,20 +238,8 @@ func (s *sqlStore) Sessions(ctx context.Context, p Page) ([]Session, string, err
 	}
 	query += ` ORDER BY created_at DESC, id DESC LIMIT ?`
 	args = append(args, limit+1)
-	rows, err := s.read.QueryContext(ctx, s.q(query), args...)
+	out, err := queryAll(ctx, s.read, s.q(query), args, func(r *sql.Rows) (Session, error) { return scanSession(r) })
 	if err != nil {
-		return nil, "", fmt.Errorf("listing sessions: %w", err)
-	}
-	defer rows.Close()
-	var out []Session
-	for rows.Next() {
-		sess, err := scanSession(rows)
-		if err != nil {
-			return nil, "", fmt.Errorf("listing sessions: %w", err)
-		}
-		out = append(out, sess)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, "", fmt.Errorf("listing sessions: %w", err)
 	}
 	next := ""
@@ -284,24 +300,16 @@ func (s *sqlStore) Events(ctx context.Context, sessionID string, after int64, li
 	if limit <= 0 {
 		limit = 1000
 	}
-	rows, err := s.read.QueryContext(ctx, s.q(`SELECT seq, turn_id, kind, data, created_at FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
-		sessionID, after, limit)
+	out, err := queryAll(ctx, s.read, s.q(`SELECT seq, turn_id, kind, data, created_at FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
+		[]any{sessionID, after, limit}, func(rows *sql.Rows) (Event, error) {
+			e := Event{SessionID: sessionID}
+			var data string
+			var at int64
+			err := rows.Scan(&e.Seq, &e.TurnID, &e.Kind, &data, &at)
+			e.Data, e.Time = []byte(data), fromMicros(at)
+			return e, err
+		})
 	if err != nil {
-		return nil, fmt.Errorf("reading events: %w", err)
-	}
-	defer rows.Close()
-	var out []Event
-	for rows.Next() {
-		e := Event{SessionID: sessionID}
-		var data string
-		var at int64
-		if err := rows.Scan(&e.Seq, &e.TurnID, &e.Kind, &data, &at); err != nil {
-			return nil, fmt.Errorf("reading events: %w", err)
-		}
-		e.Data, e.Time = []byte(data), fromMicros(at)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading events: %w", err)
 	}
 	return out, nil
@@ -393,24 +401,13 @@ func (s *sqlStore) EndTurn(ctx context.Context, sessionID, turnID, status, reaso
 }
 
 func (s *sqlStore) ExpiredTurns(ctx context.Context, now time.Time) ([]Turn, error) {
-	rows, err := s.read.QueryContext(ctx, s.q(`SELECT t.session_id, t.id, t.kind, t.status, t.reason, t.started_at
+	out, err := queryAll(ctx, s.read, s.q(`SELECT t.session_id, t.id, t.kind, t.status, t.reason, t.started_at
 		FROM turns t LEFT JOIN sessions s ON s.id = t.session_id AND s.turn_id = t.id
-		WHERE t.status = ? AND (s.id IS NULL OR s.lease_expires < ?)`), TurnRunning, micros(now))
+		WHERE t.status = ? AND (s.id IS NULL OR s.lease_expires < ?)`), []any{TurnRunning, micros(now)}, scanTurnRow)
 	if err != nil {
 		return nil, fmt.Errorf("listing expired turns: %w", err)
 	}
-	defer rows.Close()
-	var out []Turn
-	for rows.Next() {
-		var t Turn
-		var started int64
-		if err := rows.Scan(&t.SessionID, &t.ID, &t.Kind, &t.Status, &t.Reason, &started); err != nil {
-			return nil, fmt.Errorf("listing expired turns: %w", err)
-		}
-		t.StartedAt = fromMicros(started)
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (s *sqlStore) Turn(ctx context.Context, sessionID, turnID string) (Turn, error) {
