@@ -62,15 +62,27 @@ func (h *Host) untrack(sessionID, turnID string) {
 	}
 }
 
-// Start begins the host's background work: closing turns whose host died
-// (their lease expired) with turn.failed, now and periodically. Call it
-// once; Close stops it. A host without a store needs no Start.
+// Start begins the host's background work, now and then every LeaseTTL/2:
+// closing turns whose host died (their lease expired) with turn.failed,
+// expiring approvals nobody answered in time, recording approved calls
+// whose host died running them; and, once, resuming parked turns that have
+// all their results. Call it once; Close stops it. A host without a store
+// needs no Start.
 func (h *Host) Start(ctx context.Context) error {
 	if h.store == nil {
 		return nil
 	}
 	if err := h.recover(ctx); err != nil {
 		return err
+	}
+	// A host that died between a parked turn's last result and its resumption
+	// left it parked with nothing to wait for.
+	parked, err := h.store.ParkedTurns(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range parked {
+		h.maybeResume(ctx, t.SessionID, t.ID)
 	}
 	h.wg.Add(1)
 	go func() {
@@ -92,21 +104,14 @@ func (h *Host) Start(ctx context.Context) error {
 }
 
 // recover ends the turns whose lease expired (their host died), expires
-// approvals nobody answered in time, records approved calls whose host died
-// running them, and resumes parked turns that have all their results.
+// approvals nobody answered in time, and records approved calls whose host
+// died running them.
 func (h *Host) recover(ctx context.Context) error {
 	if err := h.expire(ctx); err != nil {
 		return err
 	}
 	if err := h.orphans(ctx); err != nil {
 		return err
-	}
-	parked, err := h.store.ParkedTurns(ctx)
-	if err != nil {
-		return err
-	}
-	for _, t := range parked {
-		h.maybeResume(ctx, t.SessionID, t.ID)
 	}
 	expired, err := h.store.ExpiredTurns(ctx, time.Now())
 	if err != nil {

@@ -358,7 +358,9 @@ func (s *sqlStore) BeginTurn(ctx context.Context, t Turn, lease Lease, events ..
 }
 
 func (s *sqlStore) RenewLease(ctx context.Context, sessionID, turnID string, lease Lease) error {
-	res, err := s.write.ExecContext(ctx, s.q(`UPDATE sessions SET lease_expires = ? WHERE id = ? AND turn_id = ?`),
+	// A parked turn (no lease) stays parked: a renewal racing ParkTurn
+	// must not give it a lease that would later expire.
+	res, err := s.write.ExecContext(ctx, s.q(`UPDATE sessions SET lease_expires = ? WHERE id = ? AND turn_id = ? AND lease_expires IS NOT NULL`),
 		micros(s.now().Add(lease.TTL)), sessionID, turnID)
 	if err != nil {
 		return fmt.Errorf("renewing lease: %w", err)

@@ -387,6 +387,13 @@ func testParkedTurns(t *testing.T, s store.Store) {
 	if expired, _ := s.ExpiredTurns(ctx, time.Now()); len(expired) != 0 {
 		t.Errorf("a parked turn expired: %+v", expired)
 	}
+	// A lease renewal racing the parking leaves the turn parked.
+	if err := s.RenewLease(ctx, "s", "t1", store.Lease{Holder: "h", TTL: -time.Second}); !errors.Is(err, store.ErrNotRunning) {
+		t.Errorf("renewing a parked turn: %v", err)
+	}
+	if expired, _ := s.ExpiredTurns(ctx, time.Now()); len(expired) != 0 {
+		t.Errorf("a renewal unparked the turn: %+v", expired)
+	}
 	if _, err := s.BeginTurn(ctx, store.Turn{SessionID: "s", ID: "t2", Kind: "call"}, store.Lease{Holder: "h", TTL: time.Minute}); !errors.Is(err, store.ErrBusy) {
 		t.Errorf("a parked turn still holds its session: %v", err)
 	}
