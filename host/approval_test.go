@@ -45,7 +45,12 @@ func gatedTools(t *testing.T, ran *sync.Map) *tool.Set {
 		func(ctx context.Context, call *tool.Call, in struct{}) (any, error) { return "ran", nil })
 	weather, _ := tool.New("weather", tool.Config{Description: "Weather."},
 		func(ctx context.Context, call *tool.Call, in weatherInput) (any, error) { return "clear", nil })
-	set, _ := tool.NewSet(promote, panicky, quick, weather)
+	slow, _ := tool.New("slowok", tool.Config{Description: "Takes a moment."},
+		func(ctx context.Context, call *tool.Call, in struct{}) (any, error) {
+			time.Sleep(300 * time.Millisecond)
+			return "done", nil
+		})
+	set, _ := tool.NewSet(promote, panicky, quick, weather, slow)
 	return set
 }
 
@@ -353,5 +358,30 @@ func TestInterruptedApprovedCall(t *testing.T) {
 	b.ran.Range(func(any, any) bool { ran++; return true })
 	if ran != 0 {
 		t.Errorf("the interrupted call ran again")
+	}
+}
+
+// A decision that comes while the turn still runs its other calls: the turn
+// parks, finds every result in, and goes on at once.
+func TestDecisionBeforeTheTurnParks(t *testing.T) {
+	b := setupApprovals(t,
+		fakemodel.Reply{Calls: []fakemodel.Call{
+			{ID: "p1", Name: "promote", Input: `{"service":"api","environment":"production"}`},
+			{ID: "s1", Name: "slowok", Input: `{}`},
+		}},
+		fakemodel.Reply{Text: []string{"Both done."}},
+	)
+	ctx := context.Background()
+	sess, turnID, _ := b.host.CreateSession(ctx, host.SessionOptions{Message: "go"})
+	callID := pendingCall(t, b.waitFor(t, b.host, sess.ID, host.EventApprovalRequested, 1))
+	if _, err := b.host.Resolve(ctx, callID, host.Decision{Approved: true, By: "gina"}); err != nil {
+		t.Fatal(err)
+	}
+	evs := b.waitTurn(t, sess.ID, turnID)
+	if f := find(evs, host.EventTurnCompleted); len(f) != 1 || len(find(evs, host.EventActionResult)) != 2 {
+		t.Fatalf("events: %s", kinds(evs))
+	}
+	if m := find(evs, host.EventMessage); !strings.Contains(string(m[len(m)-1].Data), "Both done.") {
+		t.Errorf("events: %s", kinds(evs))
 	}
 }

@@ -31,17 +31,20 @@ type requestedAction struct {
 // runTurn runs a model turn to its end: model calls and tool calls in
 // turn, until the model stops calling tools or the step limit is reached.
 func (h *Host) runTurn(ctx context.Context, sess store.Session, turnID string) {
-	defer h.untrack(sess.ID, turnID)
 	steps, err := h.loop(ctx, sess, turnID)
 	if errors.Is(err, errParked) && ctx.Err() == nil {
+		// Stop holding the turn before parking it, and before a resumption
+		// (possibly right here) tracks it afresh.
+		h.untrack(sess.ID, turnID)
 		if err := h.store.ParkTurn(context.WithoutCancel(ctx), sess.ID, turnID); err != nil {
 			h.logger.Error("parking a turn", "session", sess.ID, "turn", turnID, "err", err)
+			return
 		}
 		// Decisions may have come while the turn ran its other calls.
-		h.untrack(sess.ID, turnID)
 		h.maybeResume(context.WithoutCancel(ctx), sess.ID, turnID)
 		return
 	}
+	defer h.untrack(sess.ID, turnID)
 	status, kind, payload := store.TurnCompleted, EventTurnCompleted, map[string]any{"steps": steps}
 	reason := ""
 	if err != nil {
