@@ -24,6 +24,10 @@ var (
 	ErrSessionBusy = errors.New("session_busy: another turn is running in this session")
 	// ErrNoRunningTurn: Cancel found nothing to cancel.
 	ErrNoRunningTurn = errors.New("no turn is running in this session")
+	// ErrEmptyMessage: a message with no text.
+	ErrEmptyMessage = errors.New("the message is empty")
+	// ErrInvalidChannel: a channel name that is not letters, digits, '_' or '-'.
+	ErrInvalidChannel = errors.New("invalid channel: use 1 to 64 letters, digits, '_' or '-'")
 )
 
 // Event kinds on a session's stream.
@@ -82,7 +86,10 @@ func (h *Host) CreateSession(ctx context.Context, opts SessionOptions) (store.Se
 		opts.Channel = "http"
 	}
 	if err := tool.CheckName(opts.Channel); err != nil {
-		return store.Session{}, "", fmt.Errorf("invalid channel %q: use letters, digits, '_' or '-'", opts.Channel)
+		return store.Session{}, "", fmt.Errorf("%w: %q", ErrInvalidChannel, opts.Channel)
+	}
+	if opts.Message != "" && strings.TrimSpace(opts.Message) == "" {
+		return store.Session{}, "", ErrEmptyMessage
 	}
 	sess := store.Session{ID: newID("sess"), Channel: opts.Channel, Mode: "local", Principal: opts.Principal}
 	ws := h.WorkspaceDir(sess.ID)
@@ -170,7 +177,7 @@ func (h *Host) Send(ctx context.Context, sessionID, message string) (string, err
 		return "", err
 	}
 	if strings.TrimSpace(message) == "" {
-		return "", errors.New("the message is empty")
+		return "", ErrEmptyMessage
 	}
 	sess, err := h.Session(ctx, sessionID)
 	if err != nil {

@@ -38,6 +38,10 @@ func sessionError(err error) *apiError {
 		return &apiError{Status: http.StatusConflict, Code: "no_running_turn", Message: err.Error()}
 	case errors.Is(err, host.ErrNoSessions):
 		return &apiError{Status: http.StatusBadRequest, Code: "sessions_unavailable", Message: err.Error()}
+	case errors.Is(err, host.ErrEmptyMessage):
+		return &apiError{Status: http.StatusBadRequest, Code: "empty_message", Message: `send {"message": "…"} with some text`}
+	case errors.Is(err, host.ErrInvalidChannel):
+		return &apiError{Status: http.StatusBadRequest, Code: "invalid_channel", Message: err.Error()}
 	case errors.Is(err, store.ErrBadCursor):
 		return &apiError{Status: http.StatusBadRequest, Code: "bad_cursor", Message: err.Error()}
 	}
@@ -63,10 +67,6 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 	sess, turnID, err := s.host.CreateSession(r.Context(), host.SessionOptions{Channel: req.Channel, Message: req.Message, Principal: principal})
 	if err != nil {
-		if strings.HasPrefix(err.Error(), "invalid channel") {
-			writeError(w, &apiError{Status: http.StatusBadRequest, Code: "invalid_channel", Message: err.Error()})
-			return
-		}
 		writeError(w, sessionError(err))
 		return
 	}
@@ -80,9 +80,6 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	if apiErr == nil {
 		apiErr = decodeJSON(body, &req)
-	}
-	if apiErr == nil && strings.TrimSpace(req.Message) == "" {
-		apiErr = &apiError{Status: http.StatusBadRequest, Code: "empty_message", Message: `send {"message": "…"} with some text`}
 	}
 	if apiErr != nil {
 		writeError(w, apiErr)

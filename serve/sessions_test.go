@@ -170,6 +170,7 @@ func TestSessionAPI(t *testing.T) {
 		{"POST", "/session/" + id + "/messages", `{"message":"  "}`, 400, "empty_message"},
 		{"POST", "/session/" + id + "/messages", `{"msg":"x"}`, 400, "malformed_json"},
 		{"POST", "/session", `{"channel":"no spaces"}`, 400, "invalid_channel"},
+		{"POST", "/session", `{"message":"   "}`, 400, "empty_message"},
 		{"GET", "/sessions?limit=0", ``, 400, "bad_query"},
 		{"GET", "/sessions?cursor=zzz", ``, 400, "bad_cursor"},
 		{"GET", "/session/" + id + "/events?follow=false&after=x", ``, 400, "bad_query"},
