@@ -232,7 +232,7 @@ func (h *Host) runApproved(ctx context.Context, a store.Approval) tool.Output {
 	// A direct call outside any session: a scratch workspace, as CallTool's.
 	ws := &scratch{root: h.stateRoot, id: a.CallID, tools: h.tools}
 	defer ws.remove(h.logger)
-	call := tool.NewCall(tool.CallInfo{ID: a.CallID, Tool: a.Tool, StateRoot: h.stateRoot, Logger: h.logger, Workspace: ws.open})
+	call := tool.NewCall(tool.CallInfo{ID: a.CallID, Tool: a.Tool, StateRoot: h.stateRoot, Logger: h.logger, Host: h.services, Workspace: ws.open})
 	out, err := t.Run(rctx, call, in)
 	if err != nil {
 		return tool.ErrorOutput(err.Error())
@@ -250,6 +250,9 @@ func (h *Host) maybeResume(ctx context.Context, sessionID, turnID string) {
 	}
 	if done, err := h.allAnswered(ctx, sessionID, turnID); err != nil || !done {
 		return
+	}
+	if h.ctx.Err() != nil {
+		return // shutting down: the next host resumes it at start
 	}
 	if err := h.store.ResumeTurn(ctx, sessionID, turnID, h.lease()); err != nil {
 		return // not parked (still running its other calls), or another host resumed it

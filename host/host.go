@@ -64,6 +64,9 @@ type Options struct {
 	// it expires, unless its tool says otherwise; zero means
 	// ApprovalTimeoutDefault.
 	ApprovalTimeout time.Duration
+	// Namespace separates this agent's KV entries from other agents' in a
+	// shared store; default "agent".
+	Namespace string
 }
 
 // Defaults of [Options].
@@ -93,6 +96,7 @@ type Host struct {
 	approvalTimeout time.Duration
 	id              string                     // this host's lease holder name
 	waiters         map[string][]chan struct{} // direct calls waiting for a decision, by call id
+	services        tool.Services              // call.Host
 
 	hub     hub
 	ctx     context.Context // ends when the host closes
@@ -145,9 +149,17 @@ func New(set *tool.Set, opts *Options) (*Host, error) {
 	if o.MaxSteps < 0 || o.ToolConcurrency < 0 || o.ModelTimeout < 0 || o.LeaseTTL < 0 {
 		return nil, errors.New("creating host: MaxSteps, ToolConcurrency, ModelTimeout and LeaseTTL cannot be negative")
 	}
+	if o.Namespace == "" {
+		o.Namespace = "agent"
+	}
+	var services tool.Services
+	if o.Store != nil {
+		services.KV = kvService{store: o.Store, ns: o.Namespace}
+	}
 	ctx, stop := context.WithCancelCause(context.Background())
 	return &Host{
-		tools: set, stateRoot: root, logger: o.Logger,
+		services: services,
+		tools:    set, stateRoot: root, logger: o.Logger,
 		store: o.Store, model: o.Model, modelErr: o.ModelError, system: o.System, maxTokens: o.MaxTokens,
 		maxSteps: o.MaxSteps, toolConcurrency: o.ToolConcurrency, modelTimeout: o.ModelTimeout, leaseTTL: o.LeaseTTL,
 		approvalTimeout: o.ApprovalTimeout,
@@ -258,6 +270,7 @@ func (h *Host) CallTool(ctx context.Context, name string, input any, opts *CallO
 	call := tool.NewCall(tool.CallInfo{
 		ID:        id,
 		Tool:      name,
+		Host:      h.services,
 		StateRoot: h.stateRoot,
 		Logger:    h.logger,
 		Workspace: ws.open,

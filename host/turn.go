@@ -32,7 +32,10 @@ type requestedAction struct {
 // turn, until the model stops calling tools or the step limit is reached.
 func (h *Host) runTurn(ctx context.Context, sess store.Session, turnID string) {
 	steps, err := h.loop(ctx, sess, turnID)
-	if errors.Is(err, errParked) && ctx.Err() == nil {
+	// A turn with calls parked parks, even when the host is shutting down:
+	// the parked state is durable, and the decisions can come after a
+	// restart.
+	if errors.Is(err, errParked) {
 		// Stop holding the turn before parking it, and before a resumption
 		// (possibly right here) tracks it afresh.
 		h.untrack(sess.ID, turnID)
@@ -240,7 +243,7 @@ func (h *Host) run(ctx context.Context, sess store.Session, t *tool.Tool, in *to
 		return agenttool.Run(ctx, t, in, agenttool.RunOptions{Workspace: ws, CallID: callID, SessionID: sess.ID})
 	}
 	call := tool.NewCall(tool.CallInfo{
-		ID: callID, Tool: t.Name(), StateRoot: h.stateRoot, Logger: h.logger,
+		ID: callID, Tool: t.Name(), StateRoot: h.stateRoot, Logger: h.logger, Host: h.services,
 		Session:   tool.Session{ID: sess.ID, Channel: sess.Channel, Mode: sess.Mode, Principal: sess.Principal},
 		Workspace: h.sessionWorkspace(sess.ID),
 	})

@@ -114,6 +114,8 @@ type Store interface {
 
 	// Approvals keeps calls parked for a person's decision.
 	Approvals
+	// KV keeps the host's key-value service.
+	KV
 
 	// Close releases the database.
 	Close() error

@@ -23,6 +23,8 @@ type Call struct {
 	// StateRoot is the agent's durable state directory, shared by every
 	// session.
 	StateRoot string
+	// Host holds the host's shared services: call.Host.KV, …
+	Host Services
 
 	logger     *slog.Logger // tagged with the tool and call id on first use
 	loggerOnce sync.Once
@@ -46,6 +48,9 @@ type CallInfo struct {
 	Tool      string
 	Session   Session
 	StateRoot string
+	// Host holds the services; unset ones answer that they are not
+	// configured.
+	Host Services
 	// Logger is the handler's logger; nil discards.
 	Logger *slog.Logger
 	// Workspace returns the call's workspace directory, creating it if
@@ -60,6 +65,7 @@ func NewCall(info CallInfo) *Call {
 		Tool:      info.Tool,
 		Session:   info.Session,
 		StateRoot: info.StateRoot,
+		Host:      info.Host.withDefaults(),
 		logger:    info.Logger,
 		workspace: info.Workspace,
 	}

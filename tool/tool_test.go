@@ -178,3 +178,11 @@ func TestTypedErrors(t *testing.T) {
 		t.Errorf("InputError: %v", err)
 	}
 }
+
+func TestCheckKey(t *testing.T) {
+	for key, ok := range map[string]bool{"user/1": true, "": false, "a\x00b": false, "\xff": false, strings.Repeat("k", 512): true, strings.Repeat("k", 513): false} {
+		if err := tool.CheckKey(key); (err == nil) != ok {
+			t.Errorf("CheckKey(%.20q) = %v", key, err)
+		}
+	}
+}

@@ -30,6 +30,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ApprovalsExactlyOnce", testApprovals},
 		{"ApprovalExpiryAndOrphans", testApprovalExpiry},
 		{"ParkedTurns", testParkedTurns},
+		{"KV", testKV},
+		{"KVCompareAndSetUnderContention", testKVContention},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -409,5 +411,97 @@ func testParkedTurns(t *testing.T, s store.Store) {
 	}
 	if parked, _ := s.ParkedTurns(ctx); len(parked) != 0 {
 		t.Errorf("still parked: %+v", parked)
+	}
+}
+
+func testKV(t *testing.T, s store.Store) {
+	if _, err := s.KVGet(ctx, "a", "k"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("missing key: %v", err)
+	}
+	e, err := s.KVSet(ctx, "a", "k", []byte("v1"), -1, 0)
+	if err != nil || e.Version != 1 {
+		t.Fatalf("KVSet = %+v, %v", e, err)
+	}
+	if _, err := s.KVSet(ctx, "a", "k", []byte("x"), 0, 0); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("create-only on an existing key: %v", err)
+	}
+	if e, err := s.KVSet(ctx, "a", "k", []byte("v2"), 1, 0); err != nil || e.Version != 2 {
+		t.Errorf("CAS: %+v %v", e, err)
+	}
+	if got, _ := s.KVGet(ctx, "a", "k"); string(got.Value) != "v2" || got.Version != 2 {
+		t.Errorf("KVGet = %+v", got)
+	}
+	if _, err := s.KVGet(ctx, "b", "k"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("namespaces leak: %v", err)
+	}
+	// Expired entries are gone, and a create-only write may replace them.
+	s.KVSet(ctx, "a", "tmp", []byte("t"), -1, time.Nanosecond)
+	time.Sleep(time.Millisecond)
+	if _, err := s.KVGet(ctx, "a", "tmp"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("expired key: %v", err)
+	}
+	if e, err := s.KVSet(ctx, "a", "tmp", []byte("again"), 0, 0); err != nil || e.Version != 1 {
+		t.Errorf("create over an expired key: %+v %v", e, err)
+	}
+	for _, k := range []string{"user/1", "user/2", "user/3", "users", "user0", "zz", "user/~"} {
+		s.KVSet(ctx, "a", k, []byte(k), -1, 0)
+	}
+	var keys []string
+	for cursor := ""; ; {
+		page, next, err := s.KVList(ctx, "a", "user/", store.Page{Limit: 2, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range page {
+			keys = append(keys, e.Key)
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if got := fmt.Sprint(keys); got != `[user/1 user/2 user/3 user/~]` {
+		t.Errorf("KVList(user/) = %s", got)
+	}
+	if err := s.KVDelete(ctx, "a", "user/1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.KVDelete(ctx, "a", "user/1"); err != nil {
+		t.Errorf("deleting an absent key: %v", err)
+	}
+	if _, err := s.KVGet(ctx, "a", "user/1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("deleted key: %v", err)
+	}
+}
+
+// Fifty writers incrementing one counter with compare-and-set lose no
+// update.
+func testKVContention(t *testing.T, s store.Store) {
+	s.KVSet(ctx, "a", "counter", []byte("0"), -1, 0)
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			for {
+				cur, err := s.KVGet(ctx, "a", "counter")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				var n int
+				fmt.Sscan(string(cur.Value), &n)
+				_, err = s.KVSet(ctx, "a", "counter", []byte(fmt.Sprint(n+1)), cur.Version, 0)
+				if err == nil {
+					return
+				}
+				if !errors.Is(err, store.ErrConflict) {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got, _ := s.KVGet(ctx, "a", "counter"); string(got.Value) != "50" || got.Version != 51 {
+		t.Errorf("counter = %s at version %d, want 50 at 51", got.Value, got.Version)
 	}
 }

@@ -1,0 +1,160 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrConflict: a compare-and-set found another version.
+var ErrConflict = errors.New("version conflict")
+
+// KVEntry is one key's value. Version counts the key's writes from 1; an
+// entry past ExpiresAt is gone.
+type KVEntry struct {
+	Key       string     `json:"key"`
+	Value     []byte     `json:"value"`
+	Version   int64      `json:"version"`
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	UpdatedAt time.Time  `json:"updatedAt"`
+}
+
+// KV is the part of a Store that keeps key-value entries, by namespace.
+type KV interface {
+	// KVGet returns a live entry; ErrNotFound if absent or expired.
+	KVGet(ctx context.Context, ns, key string) (KVEntry, error)
+	// KVSet writes a value when the key's current version is expect
+	// (0: the key must be absent or expired; -1: whatever it is), with a
+	// time to live (0: none). It returns the new entry; ErrConflict when
+	// the version differs.
+	KVSet(ctx context.Context, ns, key string, value []byte, expect int64, ttl time.Duration) (KVEntry, error)
+	// KVDelete removes a key; deleting an absent key is no error.
+	KVDelete(ctx context.Context, ns, key string) error
+	// KVList lists live entries whose keys start with prefix, in key order.
+	KVList(ctx context.Context, ns, prefix string, p Page) ([]KVEntry, string, error)
+}
+
+const kvLive = `(expires_at IS NULL OR expires_at > ?)`
+
+func scanKV(rows interface{ Scan(...any) error }) (KVEntry, error) {
+	var e KVEntry
+	var expires sql.NullInt64
+	var updated int64
+	err := rows.Scan(&e.Key, &e.Value, &e.Version, &expires, &updated)
+	if expires.Valid {
+		t := fromMicros(expires.Int64)
+		e.ExpiresAt = &t
+	}
+	e.UpdatedAt = fromMicros(updated)
+	return e, err
+}
+
+func (s *sqlStore) KVGet(ctx context.Context, ns, key string) (KVEntry, error) {
+	e, err := scanKV(s.read.QueryRowContext(ctx, s.q(`SELECT key, value, version, expires_at, updated_at FROM kv WHERE namespace = ? AND key = ? AND `+kvLive),
+		ns, key, micros(s.now())))
+	if errors.Is(err, sql.ErrNoRows) {
+		return KVEntry{}, fmt.Errorf("key %q: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return KVEntry{}, fmt.Errorf("reading key: %w", err)
+	}
+	return e, nil
+}
+
+func (s *sqlStore) KVSet(ctx context.Context, ns, key string, value []byte, expect int64, ttl time.Duration) (KVEntry, error) {
+	now := s.now().UTC().Truncate(time.Microsecond)
+	var expires any
+	e := KVEntry{Key: key, Value: value, UpdatedAt: now}
+	if ttl > 0 {
+		t := now.Add(ttl)
+		expires, e.ExpiresAt = micros(t), &t
+	}
+	if value == nil {
+		value = []byte{}
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var version int64
+		var exp sql.NullInt64
+		err := tx.QueryRowContext(ctx, s.q(`SELECT version, expires_at FROM kv WHERE namespace = ? AND key = ?`), ns, key).Scan(&version, &exp)
+		exists := err == nil
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		live := exists && (!exp.Valid || exp.Int64 > micros(now))
+		current := int64(0)
+		if live {
+			current = version
+		}
+		if expect >= 0 && expect != current {
+			return fmt.Errorf("key %q is at version %d, not %d: %w", key, current, expect, ErrConflict)
+		}
+		e.Version = current + 1
+		if exists {
+			_, err = tx.ExecContext(ctx, s.q(`UPDATE kv SET value = ?, version = ?, expires_at = ?, updated_at = ? WHERE namespace = ? AND key = ?`),
+				value, e.Version, expires, micros(now), ns, key)
+		} else {
+			_, err = tx.ExecContext(ctx, s.q(`INSERT INTO kv (namespace, key, value, version, expires_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`),
+				ns, key, value, e.Version, expires, micros(now))
+		}
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, ErrConflict) {
+			return KVEntry{}, err
+		}
+		return KVEntry{}, fmt.Errorf("writing key: %w", err)
+	}
+	return e, nil
+}
+
+func (s *sqlStore) KVDelete(ctx context.Context, ns, key string) error {
+	if _, err := s.write.ExecContext(ctx, s.q(`DELETE FROM kv WHERE namespace = ? AND key = ?`), ns, key); err != nil {
+		return fmt.Errorf("deleting key: %w", err)
+	}
+	return nil
+}
+
+func (s *sqlStore) KVList(ctx context.Context, ns, prefix string, p Page) ([]KVEntry, string, error) {
+	limit := p.Limit
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	// Prefix match by range, not LIKE: no escaping, and the index serves it.
+	query := `SELECT key, value, version, expires_at, updated_at FROM kv WHERE namespace = ? AND key >= ? AND ` + kvLive
+	args := []any{ns, prefix, micros(s.now())}
+	if end, ok := prefixEnd(prefix); ok {
+		query += ` AND key < ?`
+		args = append(args, end)
+	}
+	if p.Cursor != "" {
+		query += ` AND key > ?`
+		args = append(args, p.Cursor)
+	}
+	query += ` ORDER BY key LIMIT ?`
+	args = append(args, limit+1)
+	out, err := queryAll(ctx, s.read, s.q(query), args, func(r *sql.Rows) (KVEntry, error) { return scanKV(r) })
+	if err != nil {
+		return nil, "", fmt.Errorf("listing keys: %w", err)
+	}
+	next := ""
+	if len(out) > limit {
+		out = out[:limit]
+		next = out[limit-1].Key
+	}
+	return out, next, nil
+}
+
+// prefixEnd returns the smallest string greater than every string with the
+// prefix, if there is one.
+func prefixEnd(prefix string) (string, bool) {
+	b := []byte(prefix)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < 0xff {
+			b[i]++
+			return string(b[:i+1]), true
+		}
+	}
+	return "", false
+}

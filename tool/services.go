@@ -1,0 +1,124 @@
+package tool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// Services are the host's shared services, reached from a handler as
+// call.Host. Every field is always set: a service the agent has not
+// configured answers each call with an error (wrapping ErrNotConfigured)
+// that says how to configure it.
+type Services struct {
+	// KV is durable key-value storage shared by every session of the agent.
+	KV KV
+}
+
+// ErrNotConfigured is wrapped by the errors of services the agent has not
+// configured.
+var ErrNotConfigured = errors.New("service not configured")
+
+// Errors of KV, checked with errors.Is.
+var (
+	// ErrKeyNotFound: no live entry has that key.
+	ErrKeyNotFound = errors.New("key not found")
+	// ErrVersionConflict: CompareAndSet found another version.
+	ErrVersionConflict = errors.New("version conflict")
+)
+
+// KVEntry is a key's value and version. The version counts the key's
+// writes from 1; CompareAndSet takes it.
+type KVEntry struct {
+	Key       string     `json:"key"`
+	Value     []byte     `json:"value"`
+	Version   int64      `json:"version"`
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+}
+
+// KVSetOptions modify a write. Nil means defaults.
+type KVSetOptions struct {
+	// TTL, if positive, makes the entry disappear after it.
+	TTL time.Duration
+}
+
+// KVListOptions page a listing. Nil means defaults.
+type KVListOptions struct {
+	Limit  int    // at most this many (default 100, at most 1000)
+	Cursor string // from the previous page
+}
+
+// KV is durable key-value storage, namespaced per agent.
+type KV interface {
+	// Get returns a key's live entry, or ErrKeyNotFound.
+	Get(ctx context.Context, key string) (KVEntry, error)
+	// Set writes a value, whatever the key holds.
+	Set(ctx context.Context, key string, value []byte, opts *KVSetOptions) (KVEntry, error)
+	// CompareAndSet writes a value only if the key is at version (0: only
+	// if the key does not exist); otherwise ErrVersionConflict. Read,
+	// change, CompareAndSet, and retry on conflict: no update is lost.
+	CompareAndSet(ctx context.Context, key string, version int64, value []byte, opts *KVSetOptions) (KVEntry, error)
+	// Delete removes a key; an absent key is no error.
+	Delete(ctx context.Context, key string) error
+	// List returns the live entries whose keys start with prefix, in key
+	// order, and the cursor of the next page ("" after the last).
+	List(ctx context.Context, prefix string, opts *KVListOptions) ([]KVEntry, string, error)
+}
+
+// Limits of KV keys and values.
+const (
+	MaxKeyBytes   = 512
+	MaxValueBytes = 1 << 20
+)
+
+// CheckKey reports whether key can name a KV entry: 1 to MaxKeyBytes bytes
+// of UTF-8 without NUL.
+func CheckKey(key string) error {
+	switch {
+	case key == "":
+		return errors.New("kv: the key is empty")
+	case len(key) > MaxKeyBytes:
+		return fmt.Errorf("kv: the key is %d bytes long; the limit is %d", len(key), MaxKeyBytes)
+	case !utf8.ValidString(key):
+		return errors.New("kv: the key is not valid UTF-8")
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] == 0 {
+			return errors.New("kv: the key contains NUL")
+		}
+	}
+	return nil
+}
+
+// unconfiguredKV answers every call with how to configure KV.
+type unconfiguredKV struct{}
+
+var errKVNotConfigured = fmt.Errorf("kv: %w: the host has no store; serve the agent with agent-sdk serve (SQLite under the state directory), or give host.Options.Store", ErrNotConfigured)
+
+func (unconfiguredKV) Get(context.Context, string) (KVEntry, error) {
+	return KVEntry{}, errKVNotConfigured
+}
+
+func (unconfiguredKV) Set(context.Context, string, []byte, *KVSetOptions) (KVEntry, error) {
+	return KVEntry{}, errKVNotConfigured
+}
+
+func (unconfiguredKV) CompareAndSet(context.Context, string, int64, []byte, *KVSetOptions) (KVEntry, error) {
+	return KVEntry{}, errKVNotConfigured
+}
+
+func (unconfiguredKV) Delete(context.Context, string) error { return errKVNotConfigured }
+
+func (unconfiguredKV) List(context.Context, string, *KVListOptions) ([]KVEntry, string, error) {
+	return nil, "", errKVNotConfigured
+}
+
+// withDefaults fills the services an agent has not configured.
+func (s Services) withDefaults() Services {
+	if s.KV == nil {
+		s.KV = unconfiguredKV{}
+	}
+	return s
+}
