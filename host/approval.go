@@ -227,12 +227,12 @@ func (h *Host) runApproved(ctx context.Context, a store.Approval) tool.Output {
 		if err != nil {
 			return tool.ErrorOutput("reading the call's session: " + err.Error())
 		}
-		return h.run(rctx, sess, t, in, a.CallID)
+		return h.run(rctx, sess, a.TurnID, t, in, a.CallID)
 	}
 	// A direct call outside any session: a scratch workspace, as CallTool's.
 	ws := &scratch{root: h.stateRoot, id: a.CallID, tools: h.tools}
 	defer ws.remove(h.logger)
-	call := tool.NewCall(tool.CallInfo{ID: a.CallID, Tool: a.Tool, StateRoot: h.stateRoot, Logger: h.logger, Host: h.services, Workspace: ws.open})
+	call := tool.NewCall(tool.CallInfo{ID: a.CallID, Tool: a.Tool, StateRoot: h.stateRoot, Logger: h.logger, Host: h.services, Sessions: h.sessionsFor(), Workspace: ws.open})
 	out, err := t.Run(rctx, call, in)
 	if err != nil {
 		return tool.ErrorOutput(err.Error())

@@ -36,7 +36,7 @@ func (h *Host) callInSession(ctx context.Context, t *tool.Tool, in *tool.Input, 
 	defer cancel()
 
 	id := tool.NewCallID(t.Name())
-	out := h.run(tctx, sess, t, in, id)
+	out := h.run(tctx, sess, turnID, t, in, id)
 	outcome := &Outcome{ToolName: t.Name(), CallID: id, IsError: out.IsError, Result: out.Result, DurationMs: time.Since(start).Milliseconds()}
 	if err := h.append(ctx, sessionID, turnID, store.Event{Kind: EventActionResult, Data: data(actionResult{
 		CallID: id, Tool: t.Name(), IsError: out.IsError, Result: out.Result, DurationMs: outcome.DurationMs, Direct: true,

@@ -64,9 +64,12 @@ type Options struct {
 	// it expires, unless its tool says otherwise; zero means
 	// ApprovalTimeoutDefault.
 	ApprovalTimeout time.Duration
-	// Namespace separates this agent's KV entries from other agents' in a
-	// shared store; default "agent".
+	// Namespace separates this agent's KV entries and files from other
+	// agents' in a shared store; default "agent".
 	Namespace string
+	// MaxFileBytes bounds one file of call.Host.Files and artifacts; zero
+	// means MaxFileBytesDefault.
+	MaxFileBytes int64
 }
 
 // Defaults of [Options].
@@ -97,6 +100,8 @@ type Host struct {
 	id              string                     // this host's lease holder name
 	waiters         map[string][]chan struct{} // direct calls waiting for a decision, by call id
 	services        tool.Services              // call.Host
+	namespace       string
+	maxFileBytes    int64
 
 	hub     hub
 	ctx     context.Context // ends when the host closes
@@ -152,14 +157,18 @@ func New(set *tool.Set, opts *Options) (*Host, error) {
 	if o.Namespace == "" {
 		o.Namespace = "agent"
 	}
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = MaxFileBytesDefault
+	}
 	var services tool.Services
 	if o.Store != nil {
 		services.KV = kvService{store: o.Store, ns: o.Namespace}
+		services.Files = filesService{store: o.Store, root: filepath.Join(root, "files"), ns: o.Namespace, max: o.MaxFileBytes}
 	}
 	ctx, stop := context.WithCancelCause(context.Background())
 	return &Host{
-		services: services,
-		tools:    set, stateRoot: root, logger: o.Logger,
+		services: services, namespace: o.Namespace, maxFileBytes: o.MaxFileBytes,
+		tools: set, stateRoot: root, logger: o.Logger,
 		store: o.Store, model: o.Model, modelErr: o.ModelError, system: o.System, maxTokens: o.MaxTokens,
 		maxSteps: o.MaxSteps, toolConcurrency: o.ToolConcurrency, modelTimeout: o.ModelTimeout, leaseTTL: o.LeaseTTL,
 		approvalTimeout: o.ApprovalTimeout,
@@ -271,6 +280,7 @@ func (h *Host) CallTool(ctx context.Context, name string, input any, opts *CallO
 		ID:        id,
 		Tool:      name,
 		Host:      h.services,
+		Sessions:  h.sessionsFor(),
 		StateRoot: h.stateRoot,
 		Logger:    h.logger,
 		Workspace: ws.open,
@@ -286,6 +296,15 @@ func (h *Host) CallTool(ctx context.Context, name string, input any, opts *CallO
 		Result:     out.Result,
 		DurationMs: time.Since(start).Milliseconds(),
 	}, nil
+}
+
+// sessionsFor returns what backs Call.Send and GetSession: nil (not
+// configured) without a store.
+func (h *Host) sessionsFor() tool.Sessions {
+	if h.store == nil {
+		return nil
+	}
+	return sessionService{h}
 }
 
 // inputJSON returns a call's input as JSON text.

@@ -227,11 +227,11 @@ func (h *Host) execute(ctx context.Context, sess store.Session, turnID, callID s
 		}
 		return tool.Output{}, true
 	}
-	return h.run(ctx, sess, t, in, callID), false
+	return h.run(ctx, sess, turnID, t, in, callID), false
 }
 
 // run runs a validated call in a session.
-func (h *Host) run(ctx context.Context, sess store.Session, t *tool.Tool, in *tool.Input, callID string) tool.Output {
+func (h *Host) run(ctx context.Context, sess store.Session, turnID string, t *tool.Tool, in *tool.Input, callID string) tool.Output {
 	ws := h.WorkspaceDir(sess.ID)
 	if t.Execution() == tool.Agent {
 		if err := osMkdirAll(ws); err != nil {
@@ -243,7 +243,8 @@ func (h *Host) run(ctx context.Context, sess store.Session, t *tool.Tool, in *to
 		return agenttool.Run(ctx, t, in, agenttool.RunOptions{Workspace: ws, CallID: callID, SessionID: sess.ID})
 	}
 	call := tool.NewCall(tool.CallInfo{
-		ID: callID, Tool: t.Name(), StateRoot: h.stateRoot, Logger: h.logger, Host: h.services,
+		ID: callID, Tool: t.Name(), StateRoot: h.stateRoot, Logger: h.logger, Host: h.services, Sessions: h.sessionsFor(),
+		Artifacts: artifacts{h: h, sessionID: sess.ID, turnID: turnID, callID: callID},
 		Session:   tool.Session{ID: sess.ID, Channel: sess.Channel, Mode: sess.Mode, Principal: sess.Principal},
 		Workspace: h.sessionWorkspace(sess.ID),
 	})

@@ -111,6 +111,8 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 		"POST " + prefix + "/approvals/{callId}":              s.authed(s.resolve),
 		"GET " + prefix + "/approvals":                        s.authed(s.listApprovals),
 		"GET " + prefix + "/calls/{callId}":                   s.authed(s.callStatus),
+		"GET " + prefix + "/session/{id}/artifacts":           s.authed(s.listArtifacts),
+		"GET " + prefix + "/session/{id}/artifacts/{name...}": s.authed(s.getArtifact),
 	}
 	// known holds the same routes, so that a request no route takes can be
 	// told apart: 405 when its path exists for other methods, else 404.

@@ -116,6 +116,8 @@ type Store interface {
 	Approvals
 	// KV keeps the host's key-value service.
 	KV
+	// Files keeps the metadata of the host's durable files.
+	Files
 
 	// Close releases the database.
 	Close() error

@@ -23,9 +23,13 @@ type Call struct {
 	// StateRoot is the agent's durable state directory, shared by every
 	// session.
 	StateRoot string
-	// Host holds the host's shared services: call.Host.KV, …
+	// Host holds the host's shared services: call.Host.KV, call.Host.Files.
 	Host Services
+	// Artifacts are this call's session's files; outside a session they
+	// answer ErrNoSession.
+	Artifacts Artifacts
 
+	sessions   Sessions
 	logger     *slog.Logger // tagged with the tool and call id on first use
 	loggerOnce sync.Once
 	workspace  func() (string, error)
@@ -51,6 +55,10 @@ type CallInfo struct {
 	// Host holds the services; unset ones answer that they are not
 	// configured.
 	Host Services
+	// Artifacts are the session's files (nil outside a session).
+	Artifacts Artifacts
+	// Sessions backs Call.Send and Call.GetSession (nil: not configured).
+	Sessions Sessions
 	// Logger is the handler's logger; nil discards.
 	Logger *slog.Logger
 	// Workspace returns the call's workspace directory, creating it if
@@ -60,12 +68,17 @@ type CallInfo struct {
 
 // NewCall returns the Call a handler receives. Hosts call it; tools do not.
 func NewCall(info CallInfo) *Call {
+	if info.Artifacts == nil {
+		info.Artifacts = noArtifacts{err: errArtifactsOutsideSession}
+	}
 	return &Call{
 		ID:        info.ID,
 		Tool:      info.Tool,
 		Session:   info.Session,
 		StateRoot: info.StateRoot,
 		Host:      info.Host.withDefaults(),
+		Artifacts: info.Artifacts,
+		sessions:  info.Sessions,
 		logger:    info.Logger,
 		workspace: info.Workspace,
 	}

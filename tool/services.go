@@ -15,6 +15,8 @@ import (
 type Services struct {
 	// KV is durable key-value storage shared by every session of the agent.
 	KV KV
+	// Files is durable blob storage shared by every session of the agent.
+	Files Files
 }
 
 // ErrNotConfigured is wrapped by the errors of services the agent has not
@@ -119,6 +121,9 @@ func (unconfiguredKV) List(context.Context, string, *KVListOptions) ([]KVEntry, 
 func (s Services) withDefaults() Services {
 	if s.KV == nil {
 		s.KV = unconfiguredKV{}
+	}
+	if s.Files == nil {
+		s.Files = unconfiguredFiles{}
 	}
 	return s
 }

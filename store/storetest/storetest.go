@@ -31,6 +31,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ApprovalExpiryAndOrphans", testApprovalExpiry},
 		{"ParkedTurns", testParkedTurns},
 		{"KV", testKV},
+		{"FileMetadata", testFiles},
 		{"KVCompareAndSetUnderContention", testKVContention},
 	}
 	for _, tt := range tests {
@@ -503,5 +504,29 @@ func testKVContention(t *testing.T, s store.Store) {
 	wg.Wait()
 	if got, _ := s.KVGet(ctx, "a", "counter"); string(got.Value) != "50" || got.Version != 51 {
 		t.Errorf("counter = %s at version %d, want 50 at 51", got.Value, got.Version)
+	}
+}
+
+func testFiles(t *testing.T, s store.Store) {
+	for _, n := range []string{"reports/a.txt", "reports/b.txt", "other.txt"} {
+		if err := s.PutFileMeta(ctx, "ns", store.FileMeta{Name: n, Size: 3, ContentType: "text/plain", SHA256: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.PutFileMeta(ctx, "ns", store.FileMeta{Name: "reports/a.txt", Size: 5, ContentType: "text/markdown", SHA256: "y"})
+	m, err := s.FileMeta(ctx, "ns", "reports/a.txt")
+	if err != nil || m.Size != 5 || m.ContentType != "text/markdown" {
+		t.Errorf("FileMeta = %+v, %v", m, err)
+	}
+	list, _, _ := s.ListFileMeta(ctx, "ns", "reports/", store.Page{})
+	if len(list) != 2 || list[0].Name != "reports/a.txt" {
+		t.Errorf("ListFileMeta = %+v", list)
+	}
+	s.DeleteFileMeta(ctx, "ns", "reports/a.txt")
+	if _, err := s.FileMeta(ctx, "ns", "reports/a.txt"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("deleted: %v", err)
+	}
+	if _, err := s.FileMeta(ctx, "other", "reports/b.txt"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("namespaces leak: %v", err)
 	}
 }

@@ -1,0 +1,89 @@
+package tool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Artifacts are files a call leaves in its session, for people to fetch
+// (GET /<slug>/v1/session/<id>/artifacts/<name>) and announced on the
+// session's stream (artifact.created). The session is filled in: a tool
+// names the file and nothing else.
+type Artifacts interface {
+	Put(ctx context.Context, name string, r io.Reader, opts *FilePutOptions) (FileInfo, error)
+	Get(ctx context.Context, name string) (io.ReadCloser, FileInfo, error)
+	List(ctx context.Context) ([]FileInfo, error)
+}
+
+// ErrNoSession is returned by session-bound services for a call made
+// outside any session.
+var ErrNoSession = errors.New("this call is not in a session")
+
+type noArtifacts struct{ err error }
+
+func (a noArtifacts) Put(context.Context, string, io.Reader, *FilePutOptions) (FileInfo, error) {
+	return FileInfo{}, a.err
+}
+
+func (a noArtifacts) Get(context.Context, string) (io.ReadCloser, FileInfo, error) {
+	return nil, FileInfo{}, a.err
+}
+
+func (a noArtifacts) List(context.Context) ([]FileInfo, error) { return nil, a.err }
+
+var errArtifactsOutsideSession = fmt.Errorf("artifacts: %w: artifacts belong to a session; call the tool in one (sessionId, --session) or from a model turn", ErrNoSession)
+
+// SessionState is what GetSession tells of a session.
+type SessionState struct {
+	Session
+	CreatedAt   time.Time `json:"createdAt"`
+	LastSeq     int64     `json:"lastSeq"`
+	RunningTurn string    `json:"runningTurn,omitempty"`
+}
+
+// SendOptions modify Call.Send. Nil means defaults.
+type SendOptions struct {
+	// SessionID resumes that session instead of opening a new one.
+	SessionID string
+	// Principal opens the session as someone else than the calling
+	// session's principal.
+	Principal string
+}
+
+// Sessions starts and reads sessions for a call; hosts provide it.
+type Sessions interface {
+	Send(ctx context.Context, channelID, message string, opts *SendOptions) (string, error)
+	GetSession(ctx context.Context, channelID, sessionID string) (SessionState, error)
+}
+
+var errSessionsNotConfigured = fmt.Errorf("sessions: %w: the host has no store; serve the agent with agent-sdk serve, or give host.Options.Store", ErrNotConfigured)
+
+// Send starts a model turn with message on a channel: in a new session, or
+// in opts.SessionID's. It returns the session's id. The new session's
+// principal is this call's session's unless opts says otherwise. A tool can
+// hand work to another session this way, such as a chat tool opening a
+// session for a pull request.
+func (c *Call) Send(ctx context.Context, channelID, message string, opts *SendOptions) (string, error) {
+	if c.sessions == nil {
+		return "", errSessionsNotConfigured
+	}
+	var o SendOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Principal == "" {
+		o.Principal = c.Session.Principal
+	}
+	return c.sessions.Send(ctx, channelID, message, &o)
+}
+
+// GetSession reads a session on a channel.
+func (c *Call) GetSession(ctx context.Context, channelID, sessionID string) (SessionState, error) {
+	if c.sessions == nil {
+		return SessionState{}, errSessionsNotConfigured
+	}
+	return c.sessions.GetSession(ctx, channelID, sessionID)
+}
