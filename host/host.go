@@ -70,6 +70,9 @@ type Options struct {
 	// MaxFileBytes bounds one file of call.Host.Files and artifacts; zero
 	// means MaxFileBytesDefault.
 	MaxFileBytes int64
+	// MCP is call.Host.MCP (see package mcpconn); nil: not configured. If
+	// it is an io.Closer, Close closes it.
+	MCP tool.MCP
 }
 
 // Defaults of [Options].
@@ -165,6 +168,7 @@ func New(set *tool.Set, opts *Options) (*Host, error) {
 		services.KV = kvService{store: o.Store, ns: o.Namespace}
 		services.Files = filesService{store: o.Store, root: filepath.Join(root, "files"), ns: o.Namespace, max: o.MaxFileBytes}
 	}
+	services.MCP = o.MCP
 	ctx, stop := context.WithCancelCause(context.Background())
 	return &Host{
 		services: services, namespace: o.Namespace, maxFileBytes: o.MaxFileBytes,

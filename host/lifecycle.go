@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 
 	"github.com/agentsdk/agentsdk/store"
@@ -143,5 +144,8 @@ func (h *Host) recover(ctx context.Context) error {
 func (h *Host) Close() error {
 	h.stop(errStopping)
 	h.wg.Wait()
+	if c, ok := h.services.MCP.(io.Closer); ok {
+		return c.Close()
+	}
 	return nil
 }

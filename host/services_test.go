@@ -204,3 +204,19 @@ func TestSendArtifactsGetSession(t *testing.T) {
 		t.Errorf("artifacts outside a session: %v", artErr)
 	}
 }
+
+func TestUnconfiguredMCP(t *testing.T) {
+	var err error
+	var names []string
+	probe, _ := tool.New("probe", tool.Config{Description: "Probe MCP."}, func(ctx context.Context, call *tool.Call, in struct{}) (any, error) {
+		names = call.Host.MCP.Names()
+		_, err = call.Host.MCP.CallTool(ctx, "github", "list_issues", nil)
+		return nil, nil
+	})
+	set, _ := tool.NewSet(probe)
+	h, _ := host.New(set, &host.Options{StateRoot: t.TempDir()})
+	h.CallTool(context.Background(), "probe", nil, nil)
+	if len(names) != 0 || !errors.Is(err, tool.ErrNotConfigured) || !strings.Contains(err.Error(), "no MCP servers in agent/agent.yaml") {
+		t.Errorf("unconfigured MCP: %v %v", names, err)
+	}
+}

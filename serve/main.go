@@ -18,6 +18,7 @@ import (
 	"github.com/agentsdk/agentsdk/internal/agentconfig"
 	"github.com/agentsdk/agentsdk/internal/command"
 	"github.com/agentsdk/agentsdk/internal/token"
+	"github.com/agentsdk/agentsdk/mcpconn"
 	"github.com/agentsdk/agentsdk/model"
 	"github.com/agentsdk/agentsdk/store/sqlite"
 	"github.com/agentsdk/agentsdk/tool"
@@ -175,6 +176,9 @@ func hostOptions(configPath, modelFlag string, stdio Stdio) (*host.Options, erro
 		System: cfg.System, MaxSteps: cfg.MaxSteps, ToolConcurrency: cfg.ToolConcurrency,
 		ModelTimeout: time.Duration(cfg.ModelTimeout), MaxTokens: cfg.Model.MaxTokens,
 	}
+	if opts.MCP, err = mcpFromConfig(cfg, configPath); err != nil {
+		return nil, err
+	}
 	p, err := model.Open(cfg.Model)
 	if err != nil {
 		if cfg.Model.Provider != "" {
@@ -185,6 +189,22 @@ func hostOptions(configPath, modelFlag string, stdio Stdio) (*host.Options, erro
 		opts.Model = p
 	}
 	return opts, nil
+}
+
+// mcpFromConfig connects call.Host.MCP to the servers of agent.yaml, if any.
+func mcpFromConfig(cfg agentconfig.Config, configPath string) (tool.MCP, error) {
+	if len(cfg.MCP) == 0 {
+		return nil, nil
+	}
+	servers := map[string]mcpconn.Server{}
+	for name, m := range cfg.MCP {
+		servers[name] = mcpconn.Server(m)
+	}
+	conns, err := mcpconn.New(servers, nil)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", configPath, err)
+	}
+	return conns, nil
 }
 
 func mainCall(ctx context.Context, set *tool.Set, args []string, stdio Stdio) int {
@@ -223,6 +243,15 @@ func mainCall(ctx context.Context, set *tool.Set, args []string, stdio Stdio) in
 	}
 	defer st.Close()
 	opts.Store = st
+	cfg, err := agentconfig.Load(filepath.Join("agent", "agent.yaml"))
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitRefused
+	}
+	if opts.MCP, err = mcpFromConfig(cfg, filepath.Join("agent", "agent.yaml")); err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitRefused
+	}
 	h, err := host.New(set, opts)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)

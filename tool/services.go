@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -17,6 +18,42 @@ type Services struct {
 	KV KV
 	// Files is durable blob storage shared by every session of the agent.
 	Files Files
+	// MCP reaches the MCP servers authored in agent.yaml.
+	MCP MCP
+}
+
+// MCPTool describes a tool of an MCP server.
+type MCPTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+}
+
+// MCP is the host's connections to MCP servers, by the names agent.yaml
+// gives them. Connections start on first use, are reused, restart after a
+// crash, and close when the host stops.
+type MCP interface {
+	// Names lists the configured servers.
+	Names() []string
+	// ListTools lists a server's tools.
+	ListTools(ctx context.Context, server string) ([]MCPTool, error)
+	// CallTool calls a server's tool. A failure of the tool is a Result
+	// with IsError; a failure to reach the server is an error.
+	CallTool(ctx context.Context, server, tool string, args any) (Result, error)
+}
+
+type unconfiguredMCP struct{}
+
+var errMCPNotConfigured = fmt.Errorf("mcp: %w: no MCP servers in agent/agent.yaml; add them under mcp: (name: {command: …, args: […]} or {url: …})", ErrNotConfigured)
+
+func (unconfiguredMCP) Names() []string { return nil }
+
+func (unconfiguredMCP) ListTools(context.Context, string) ([]MCPTool, error) {
+	return nil, errMCPNotConfigured
+}
+
+func (unconfiguredMCP) CallTool(context.Context, string, string, any) (Result, error) {
+	return Result{}, errMCPNotConfigured
 }
 
 // ErrNotConfigured is wrapped by the errors of services the agent has not
@@ -124,6 +161,9 @@ func (s Services) withDefaults() Services {
 	}
 	if s.Files == nil {
 		s.Files = unconfiguredFiles{}
+	}
+	if s.MCP == nil {
+		s.MCP = unconfiguredMCP{}
 	}
 	return s
 }

@@ -26,11 +26,27 @@ import (
 //	toolConcurrency: 4
 //	modelTimeout: 5m
 type Config struct {
-	Model           model.Config `yaml:"model"`
-	System          string       `yaml:"system"`
-	MaxSteps        int          `yaml:"maxSteps"`
-	ToolConcurrency int          `yaml:"toolConcurrency"`
-	ModelTimeout    Duration     `yaml:"modelTimeout"`
+	Model           model.Config         `yaml:"model"`
+	MCP             map[string]MCPServer `yaml:"mcp"`
+	System          string               `yaml:"system"`
+	MaxSteps        int                  `yaml:"maxSteps"`
+	ToolConcurrency int                  `yaml:"toolConcurrency"`
+	ModelTimeout    Duration             `yaml:"modelTimeout"`
+}
+
+// MCPServer is an MCP server the agent's tools reach through
+// call.Host.MCP: a command started over stdio, or a streamable-HTTP URL.
+//
+//	mcp:
+//	  github: {command: github-mcp-server, args: [stdio], env: {GITHUB_TOKEN: …}}
+//	  docs: {url: https://docs.example.com/mcp, bearerToken: …}
+type MCPServer struct {
+	Command     string            `yaml:"command"`
+	Args        []string          `yaml:"args"`
+	Env         map[string]string `yaml:"env"`
+	URL         string            `yaml:"url"`
+	Headers     map[string]string `yaml:"headers"`
+	BearerToken string            `yaml:"bearerToken"`
 }
 
 // Duration is a time.Duration written as "90s" or "5m".
