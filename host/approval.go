@@ -232,11 +232,13 @@ func (h *Host) runApproved(ctx context.Context, a store.Approval) tool.Output {
 	// A direct call outside any session: a scratch workspace, as CallTool's.
 	ws := &scratch{root: h.stateRoot, id: a.CallID, tools: h.tools}
 	defer ws.remove(h.logger)
-	call := tool.NewCall(tool.CallInfo{ID: a.CallID, Tool: a.Tool, StateRoot: h.stateRoot, Logger: h.logger, Host: h.services, Sessions: h.sessionsFor(), Workspace: ws.open})
-	out, err := t.Run(rctx, call, in)
+	call := tool.NewCall(tool.CallInfo{ID: a.CallID, Tool: a.Tool, StateRoot: h.stateRoot, Logger: h.logger, Host: h.servicesFor("", ""), Sessions: h.sessionsFor(), Workspace: ws.open})
+	sctx, end := h.telemetry.startTool(rctx, a.Tool, a.CallID, "")
+	out, err := t.Run(sctx, call, in)
 	if err != nil {
-		return tool.ErrorOutput(err.Error())
+		out = tool.ErrorOutput(err.Error())
 	}
+	end(out)
 	return out
 }
 

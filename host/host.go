@@ -20,6 +20,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agentsdk/agentsdk/internal/agenttool"
 	"github.com/agentsdk/agentsdk/model"
 	"github.com/agentsdk/agentsdk/store"
@@ -73,6 +76,11 @@ type Options struct {
 	// MCP is call.Host.MCP (see package mcpconn); nil: not configured. If
 	// it is an io.Closer, Close closes it.
 	MCP tool.MCP
+	// TracerProvider and MeterProvider receive a span per turn and per tool
+	// call and the call metrics (agent.tool.calls, agent.tool.duration,
+	// agent.turns), and the tools' own metrics. Nil: no-op, at no cost.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // Defaults of [Options].
@@ -102,7 +110,8 @@ type Host struct {
 	approvalTimeout time.Duration
 	id              string                     // this host's lease holder name
 	waiters         map[string][]chan struct{} // direct calls waiting for a decision, by call id
-	services        tool.Services              // call.Host
+	services        tool.Services              // call.Host, but for Otel
+	telemetry       *telemetry
 	namespace       string
 	maxFileBytes    int64
 
@@ -172,7 +181,8 @@ func New(set *tool.Set, opts *Options) (*Host, error) {
 	ctx, stop := context.WithCancelCause(context.Background())
 	return &Host{
 		services: services, namespace: o.Namespace, maxFileBytes: o.MaxFileBytes,
-		tools: set, stateRoot: root, logger: o.Logger,
+		telemetry: newTelemetry(o.TracerProvider, o.MeterProvider),
+		tools:     set, stateRoot: root, logger: o.Logger,
 		store: o.Store, model: o.Model, modelErr: o.ModelError, system: o.System, maxTokens: o.MaxTokens,
 		maxSteps: o.MaxSteps, toolConcurrency: o.ToolConcurrency, modelTimeout: o.ModelTimeout, leaseTTL: o.LeaseTTL,
 		approvalTimeout: o.ApprovalTimeout,
@@ -283,16 +293,18 @@ func (h *Host) CallTool(ctx context.Context, name string, input any, opts *CallO
 	call := tool.NewCall(tool.CallInfo{
 		ID:        id,
 		Tool:      name,
-		Host:      h.services,
+		Host:      h.servicesFor("", ""),
 		Sessions:  h.sessionsFor(),
 		StateRoot: h.stateRoot,
 		Logger:    h.logger,
 		Workspace: ws.open,
 	})
-	out, err := t.Run(ctx, call, in)
+	tctx, end := h.telemetry.startTool(ctx, name, id, "")
+	out, err := t.Run(tctx, call, in)
 	if err != nil {
 		return nil, err
 	}
+	end(out)
 	return &Outcome{
 		ToolName:   name,
 		CallID:     id,
@@ -300,6 +312,13 @@ func (h *Host) CallTool(ctx context.Context, name string, input any, opts *CallO
 		Result:     out.Result,
 		DurationMs: time.Since(start).Milliseconds(),
 	}, nil
+}
+
+// servicesFor returns call.Host for a call in a session (or none).
+func (h *Host) servicesFor(sessionID, turnID string) tool.Services {
+	s := h.services
+	s.Otel = otelService{h: h, sessionID: sessionID, turnID: turnID}
+	return s
 }
 
 // sessionsFor returns what backs Call.Send and GetSession: nil (not

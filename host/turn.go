@@ -10,6 +10,11 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agentsdk/agentsdk/internal/agenttool"
 	"github.com/agentsdk/agentsdk/model"
 	"github.com/agentsdk/agentsdk/store"
@@ -31,7 +36,22 @@ type requestedAction struct {
 // runTurn runs a model turn to its end: model calls and tool calls in
 // turn, until the model stops calling tools or the step limit is reached.
 func (h *Host) runTurn(ctx context.Context, sess store.Session, turnID string) {
+	ctx, span := h.telemetry.tracer.Start(ctx, "agent.turn", trace.WithAttributes(
+		attribute.String("session.id", sess.ID), attribute.String("turn.id", turnID), attribute.String("session.channel", sess.Channel)))
+	defer span.End()
+	ctx = context.WithValue(ctx, turnSpanKey{}, span)
 	steps, err := h.loop(ctx, sess, turnID)
+	span.SetAttributes(attribute.Int("turn.steps", steps))
+	status := "completed"
+	switch {
+	case errors.Is(err, errParked):
+		status = "parked"
+	case err != nil:
+		status = "failed"
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.SetAttributes(attribute.String("turn.status", status))
+	h.telemetry.turns.Add(context.WithoutCancel(ctx), 1, metric.WithAttributes(attribute.String("turn.status", status)))
 	// A turn with calls parked parks, even when the host is shutting down:
 	// the parked state is durable, and the decisions can come after a
 	// restart.
@@ -75,9 +95,13 @@ func (h *Host) loop(ctx context.Context, sess store.Session, turnID string) (int
 	if h.model == nil {
 		return 0, h.modelErr
 	}
-	history, err := h.history(ctx, sess.ID)
+	history, tags, err := h.history(ctx, sess.ID)
 	if err != nil {
 		return 0, fmt.Errorf("reading the session's history: %w", err)
+	}
+	span := trace.SpanFromContext(ctx)
+	for k, v := range tags {
+		span.SetAttributes(attribute.String("session.tag."+k, v))
 	}
 	specs := make([]model.Tool, 0, h.tools.Len())
 	for _, t := range h.tools.Tools() {
@@ -231,7 +255,9 @@ func (h *Host) execute(ctx context.Context, sess store.Session, turnID, callID s
 }
 
 // run runs a validated call in a session.
-func (h *Host) run(ctx context.Context, sess store.Session, turnID string, t *tool.Tool, in *tool.Input, callID string) tool.Output {
+func (h *Host) run(ctx context.Context, sess store.Session, turnID string, t *tool.Tool, in *tool.Input, callID string) (out tool.Output) {
+	ctx, end := h.telemetry.startTool(ctx, t.Name(), callID, sess.ID)
+	defer func() { end(out) }()
 	ws := h.WorkspaceDir(sess.ID)
 	if t.Execution() == tool.Agent {
 		if err := osMkdirAll(ws); err != nil {
@@ -243,7 +269,7 @@ func (h *Host) run(ctx context.Context, sess store.Session, turnID string, t *to
 		return agenttool.Run(ctx, t, in, agenttool.RunOptions{Workspace: ws, CallID: callID, SessionID: sess.ID})
 	}
 	call := tool.NewCall(tool.CallInfo{
-		ID: callID, Tool: t.Name(), StateRoot: h.stateRoot, Logger: h.logger, Host: h.services, Sessions: h.sessionsFor(),
+		ID: callID, Tool: t.Name(), StateRoot: h.stateRoot, Logger: h.logger, Host: h.servicesFor(sess.ID, turnID), Sessions: h.sessionsFor(),
 		Artifacts: artifacts{h: h, sessionID: sess.ID, turnID: turnID, callID: callID},
 		Session:   tool.Session{ID: sess.ID, Channel: sess.Channel, Mode: sess.Mode, Principal: sess.Principal},
 		Workspace: h.sessionWorkspace(sess.ID),
@@ -288,18 +314,24 @@ func resultText(out tool.Output) string {
 // and assistant messages, the model's tool calls and their results. Calls
 // made directly are not part of it; a call whose result never came (its
 // host died) gets a result saying so, as the APIs require one.
-func (h *Host) history(ctx context.Context, sessionID string) ([]model.Message, error) {
+func (h *Host) history(ctx context.Context, sessionID string) ([]model.Message, map[string]string, error) {
 	var msgs []model.Message
+	tags := map[string]string{}
 	requested := map[string]int{} // model call id -> index of its assistant message
 	answered := map[string]bool{}
 	after := int64(0)
 	for {
 		evs, err := h.store.Events(ctx, sessionID, after, 1000)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, e := range evs {
 			switch e.Kind {
+			case EventSessionTagged:
+				var tag struct{ Key, Value string }
+				if json.Unmarshal(e.Data, &tag) == nil {
+					tags[tag.Key] = tag.Value
+				}
 			case EventMessage:
 				var m struct{ Role, Text string }
 				if json.Unmarshal(e.Data, &m) != nil {
@@ -351,7 +383,7 @@ func (h *Host) history(ctx context.Context, sessionID string) ([]model.Message, 
 		}
 		after = evs[len(evs)-1].Seq
 	}
-	return fillMissingResults(msgs, answered), nil
+	return fillMissingResults(msgs, answered), tags, nil
 }
 
 // fillMissingResults gives every tool call without a result one that says

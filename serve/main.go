@@ -124,6 +124,12 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio) i
 		return command.ExitRefused
 	}
 	opts.StateRoot, opts.Logger, opts.Store, opts.LeaseTTL, opts.ApprovalTimeout = stateDir, logger, st, *leaseTTL, *approvalTimeout
+	stopOTLP, err := setupOTLP(ctx, *slug, opts)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "setting up OpenTelemetry export:", err)
+		return command.ExitFailure
+	}
+	defer stopOTLP(context.WithoutCancel(ctx))
 	h, err := host.New(set, opts)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)

@@ -20,6 +20,9 @@ type Services struct {
 	Files Files
 	// MCP reaches the MCP servers authored in agent.yaml.
 	MCP MCP
+	// Otel adds the tool's own metrics and session tags to the host's
+	// OpenTelemetry.
+	Otel Otel
 }
 
 // MCPTool describes a tool of an MCP server.
@@ -164,6 +167,9 @@ func (s Services) withDefaults() Services {
 	}
 	if s.MCP == nil {
 		s.MCP = unconfiguredMCP{}
+	}
+	if s.Otel == nil {
+		s.Otel = noOtel{}
 	}
 	return s
 }

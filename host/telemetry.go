@@ -1,0 +1,128 @@
+package host
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/agentsdk/agentsdk/store"
+	"github.com/agentsdk/agentsdk/tool"
+)
+
+// EventSessionTagged records a tag a tool put on its session.
+const EventSessionTagged = "session.tagged"
+
+// telemetry is the host's OpenTelemetry instruments.
+type telemetry struct {
+	tracer   trace.Tracer
+	meter    metric.Meter
+	calls    metric.Int64Counter
+	duration metric.Float64Histogram
+	turns    metric.Int64Counter
+
+	mu         sync.Mutex
+	counters   map[string]metric.Int64Counter
+	histograms map[string]metric.Float64Histogram
+}
+
+func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *telemetry {
+	if tp == nil {
+		tp = tracenoop.NewTracerProvider()
+	}
+	if mp == nil {
+		mp = metricnoop.NewMeterProvider()
+	}
+	t := &telemetry{
+		tracer:   tp.Tracer("github.com/agentsdk/agentsdk/host"),
+		meter:    mp.Meter("github.com/agentsdk/agentsdk/host"),
+		counters: map[string]metric.Int64Counter{}, histograms: map[string]metric.Float64Histogram{},
+	}
+	t.calls, _ = t.meter.Int64Counter("agent.tool.calls", metric.WithDescription("Tool calls, by tool and outcome."))
+	t.duration, _ = t.meter.Float64Histogram("agent.tool.duration", metric.WithUnit("ms"), metric.WithDescription("Tool call durations."))
+	t.turns, _ = t.meter.Int64Counter("agent.turns", metric.WithDescription("Turns, by kind and status."))
+	return t
+}
+
+// startTool starts a tool call's span; end records the outcome on it and in
+// the metrics. The input is never recorded.
+func (t *telemetry) startTool(ctx context.Context, name, callID, sessionID string) (context.Context, func(tool.Output)) {
+	start := time.Now()
+	ctx, span := t.tracer.Start(ctx, "agent.tool_call", trace.WithAttributes(
+		attribute.String("tool.name", name), attribute.String("tool.call_id", callID), attribute.String("session.id", sessionID)))
+	return ctx, func(out tool.Output) {
+		ms := float64(time.Since(start).Microseconds()) / 1000
+		span.SetAttributes(attribute.Bool("tool.is_error", out.IsError), attribute.Float64("tool.duration_ms", ms))
+		if out.IsError {
+			span.SetStatus(codes.Error, "the tool call failed")
+		}
+		span.End()
+		attrs := metric.WithAttributes(attribute.String("tool.name", name), attribute.Bool("tool.is_error", out.IsError))
+		t.calls.Add(context.WithoutCancel(ctx), 1, attrs)
+		t.duration.Record(context.WithoutCancel(ctx), ms, metric.WithAttributes(attribute.String("tool.name", name)))
+	}
+}
+
+func attrs(m map[string]string) metric.MeasurementOption {
+	kv := make([]attribute.KeyValue, 0, len(m))
+	for k, v := range m {
+		kv = append(kv, attribute.String(k, v))
+	}
+	return metric.WithAttributes(kv...)
+}
+
+// otelService is call.Host.Otel for one call.
+type otelService struct {
+	h         *Host
+	sessionID string
+	turnID    string
+}
+
+func (o otelService) Count(ctx context.Context, name string, n int64, a map[string]string) {
+	t := o.h.telemetry
+	t.mu.Lock()
+	c, ok := t.counters[name]
+	if !ok {
+		c, _ = t.meter.Int64Counter(name)
+		t.counters[name] = c
+	}
+	t.mu.Unlock()
+	if c != nil {
+		c.Add(ctx, n, attrs(a))
+	}
+}
+
+func (o otelService) Record(ctx context.Context, name string, v float64, a map[string]string) {
+	t := o.h.telemetry
+	t.mu.Lock()
+	hist, ok := t.histograms[name]
+	if !ok {
+		hist, _ = t.meter.Float64Histogram(name)
+		t.histograms[name] = hist
+	}
+	t.mu.Unlock()
+	if hist != nil {
+		hist.Record(ctx, v, attrs(a))
+	}
+}
+
+func (o otelService) TagSession(ctx context.Context, key, value string) error {
+	if o.sessionID == "" || o.h.store == nil {
+		return tool.ErrNoSession
+	}
+	tag := attribute.String("session.tag."+key, value)
+	trace.SpanFromContext(ctx).SetAttributes(tag)
+	if turn, ok := ctx.Value(turnSpanKey{}).(trace.Span); ok {
+		turn.SetAttributes(tag)
+	}
+	return o.h.append(ctx, o.sessionID, o.turnID, store.Event{Kind: EventSessionTagged, Data: data(map[string]string{"key": key, "value": value})})
+}
+
+// turnSpanKey carries a turn's span to the tools it calls, for TagSession.
+type turnSpanKey struct{}
