@@ -19,8 +19,22 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentsdk/agentsdk/internal/agentconfig"
+	"github.com/agentsdk/agentsdk/serve"
 	"github.com/agentsdk/agentsdk/tool"
 )
+
+// Importing mcpconn lets agent binaries reach the MCP servers of agent.yaml;
+// agent-sdk imports it into agents whose agent.yaml has mcp: servers.
+func init() {
+	serve.RegisterMCP(func(servers map[string]agentconfig.MCPServer) (tool.MCP, error) {
+		s := make(map[string]Server, len(servers))
+		for name, m := range servers {
+			s[name] = Server(m)
+		}
+		return New(s, nil)
+	})
+}
 
 // Server is one MCP server of agent.yaml: a command (stdio) or a URL
 // (streamable HTTP).

@@ -18,7 +18,6 @@ import (
 	"github.com/agentsdk/agentsdk/internal/agentconfig"
 	"github.com/agentsdk/agentsdk/internal/command"
 	"github.com/agentsdk/agentsdk/internal/token"
-	"github.com/agentsdk/agentsdk/mcpconn"
 	"github.com/agentsdk/agentsdk/model"
 	"github.com/agentsdk/agentsdk/store/sqlite"
 	"github.com/agentsdk/agentsdk/tool"
@@ -124,7 +123,7 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio) i
 		return command.ExitRefused
 	}
 	opts.StateRoot, opts.Logger, opts.Store, opts.LeaseTTL, opts.ApprovalTimeout = stateDir, logger, st, *leaseTTL, *approvalTimeout
-	stopOTLP, err := setupOTLP(ctx, *slug, opts)
+	stopOTLP, err := setupExporter(ctx, *slug, opts, stdio)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, "setting up OpenTelemetry export:", err)
 		return command.ExitFailure
@@ -197,16 +196,48 @@ func hostOptions(configPath, modelFlag string, stdio Stdio) (*host.Options, erro
 	return opts, nil
 }
 
+// Exporter sets up telemetry export for a host, returning how to flush and
+// stop it. Package serve/otlp registers one.
+type Exporter func(ctx context.Context, service string, opts *host.Options) (func(context.Context) error, error)
+
+var exporter Exporter
+
+// RegisterExporter makes serve export telemetry with e; serve/otlp calls it
+// from init.
+func RegisterExporter(e Exporter) { exporter = e }
+
+func setupExporter(ctx context.Context, service string, opts *host.Options, stdio Stdio) (func(context.Context) error, error) {
+	if exporter == nil {
+		for _, kv := range os.Environ() {
+			if strings.HasPrefix(kv, "OTEL_EXPORTER_OTLP_") && strings.Contains(kv, "ENDPOINT=") {
+				fmt.Fprintln(stdio.Err, "OTEL_EXPORTER_OTLP_* is set, but this agent was built without the OTLP exporter: set telemetry: {otlp: true} in agent/agent.yaml (or the variable when agent-sdk builds it)")
+				break
+			}
+		}
+		return func(context.Context) error { return nil }, nil
+	}
+	return exporter(ctx, service, opts)
+}
+
+// MCPOpener connects call.Host.MCP to the servers of agent.yaml. Package
+// mcpconn registers one.
+type MCPOpener func(servers map[string]agentconfig.MCPServer) (tool.MCP, error)
+
+var mcpOpener MCPOpener
+
+// RegisterMCP makes serve reach MCP servers with open; mcpconn calls it
+// from init.
+func RegisterMCP(open MCPOpener) { mcpOpener = open }
+
 // mcpFromConfig connects call.Host.MCP to the servers of agent.yaml, if any.
 func mcpFromConfig(cfg agentconfig.Config, configPath string) (tool.MCP, error) {
 	if len(cfg.MCP) == 0 {
 		return nil, nil
 	}
-	servers := map[string]mcpconn.Server{}
-	for name, m := range cfg.MCP {
-		servers[name] = mcpconn.Server(m)
+	if mcpOpener == nil {
+		return nil, fmt.Errorf("%s has mcp: servers, but this agent was built without MCP support (agent-sdk builds it in when agent.yaml has them)", configPath)
 	}
-	conns, err := mcpconn.New(servers, nil)
+	conns, err := mcpOpener(cfg.MCP)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", configPath, err)
 	}

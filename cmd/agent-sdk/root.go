@@ -66,8 +66,13 @@ func (f *agentFlags) buildAgent(cmd *cobra.Command) (*build.Agent, *build.Result
 	if err != nil {
 		return nil, nil, "", exitWith(command.ExitRefused, "%v", err)
 	}
+	extras, err := agentconfig.Extras(agent.Dir)
+	if err != nil {
+		return nil, nil, "", exitWith(command.ExitRefused, "%v", err)
+	}
 	res, err := agent.Build(cmd.Context(), build.Options{
 		Provider:   provider,
+		Extras:     extras,
 		StateDir:   state,
 		SDKVersion: sdkVersion(),
 		Progress:   os.Stderr,

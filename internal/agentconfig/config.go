@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -28,10 +29,18 @@ import (
 type Config struct {
 	Model           model.Config         `yaml:"model"`
 	MCP             map[string]MCPServer `yaml:"mcp"`
+	Telemetry       Telemetry            `yaml:"telemetry"`
 	System          string               `yaml:"system"`
 	MaxSteps        int                  `yaml:"maxSteps"`
 	ToolConcurrency int                  `yaml:"toolConcurrency"`
 	ModelTimeout    Duration             `yaml:"modelTimeout"`
+}
+
+// Telemetry chooses what is built in for OpenTelemetry export.
+type Telemetry struct {
+	// OTLP builds in the OTLP/HTTP exporter, used when the standard
+	// OTEL_EXPORTER_OTLP_* variables are set at run time.
+	OTLP bool `yaml:"otlp"`
 }
 
 // MCPServer is an MCP server the agent's tools reach through
@@ -110,6 +119,30 @@ func known(p string) bool {
 		}
 	}
 	return false
+}
+
+// Extras returns the optional packages to build into an agent: the MCP
+// client when agent.yaml has mcp: servers, the OTLP exporter when it asks
+// for it or an OTLP endpoint variable is set now.
+func Extras(agentDir string) ([]string, error) {
+	c, err := Load(Path(agentDir))
+	if err != nil {
+		return nil, err
+	}
+	var pkgs []string
+	if len(c.MCP) > 0 {
+		pkgs = append(pkgs, "mcpconn")
+	}
+	otlp := c.Telemetry.OTLP
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "OTEL_EXPORTER_OTLP_") && strings.Contains(kv, "ENDPOINT=") {
+			otlp = true
+		}
+	}
+	if otlp {
+		pkgs = append(pkgs, "serve/otlp")
+	}
+	return pkgs, nil
 }
 
 // Provider returns the provider to build in: the --model flag's if given,

@@ -53,6 +53,9 @@ type Options struct {
 	// (model/<Provider>), or "" for none: an agent carries only the
 	// provider it uses.
 	Provider string
+	// Extras are other optional SDK packages to build in, by path inside
+	// the SDK module ("mcpconn", "serve/otlp").
+	Extras []string
 	// Progress, if set, receives progress while a build runs. Terminal
 	// says whether it is a terminal, which gets a live status line.
 	Progress io.Writer
@@ -89,6 +92,9 @@ func (a *Agent) Build(ctx context.Context, opts Options) (*Result, error) {
 	provider := ""
 	if opts.Provider != "" {
 		provider = fmt.Sprintf("\n\t_ %q", SDKModule+"/model/"+opts.Provider)
+	}
+	for _, p := range opts.Extras {
+		provider += fmt.Sprintf("\n\t_ %q", SDKModule+"/"+p)
 	}
 	main := fmt.Sprintf(mainSource, a.ToolsPkg, provider)
 	hash, err := a.hash(main, opts.SDKVersion)

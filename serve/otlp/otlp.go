@@ -1,4 +1,9 @@
-package serve
+// Package otlp exports an agent's spans and metrics over OTLP/HTTP when the
+// standard OTEL_EXPORTER_OTLP_* variables are set. Importing it registers
+// the exporter with the serve package; agent-sdk builds it into an agent
+// when agent.yaml says telemetry.otlp: true, or when an OTLP endpoint
+// variable is set as the agent is built.
+package otlp
 
 import (
 	"context"
@@ -14,7 +19,13 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 
 	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/serve"
 )
+
+func init() { serve.RegisterExporter(Setup) }
+
+// Configured reports whether the standard OTLP variables ask for export.
+func Configured() bool { return otlpConfigured() }
 
 // otlpConfigured reports whether the standard OTLP variables ask for export.
 func otlpConfigured() bool {
@@ -26,12 +37,12 @@ func otlpConfigured() bool {
 	return false
 }
 
-// setupOTLP exports the host's spans and metrics over OTLP/HTTP when the
+// Setup exports the host's spans and metrics over OTLP/HTTP when the
 // standard OTEL_EXPORTER_OTLP_* variables are set (endpoint, headers,
 // protocol options as the OpenTelemetry SDK reads them). Otherwise it does
 // nothing, and telemetry costs nothing. The returned function flushes and
 // stops the exporters.
-func setupOTLP(ctx context.Context, service string, opts *host.Options) (func(context.Context) error, error) {
+func Setup(ctx context.Context, service string, opts *host.Options) (func(context.Context) error, error) {
 	if !otlpConfigured() {
 		return func(context.Context) error { return nil }, nil
 	}
