@@ -253,7 +253,7 @@ func TestTurnFailures(t *testing.T) {
 				}
 			}
 			// The session takes new turns after a failure.
-			b.fake.Default = fakemodel.Reply{Text: []string{"ok"}}
+			b.fake.SetDefault(fakemodel.Reply{Text: []string{"ok"}})
 			if tt.model != "" {
 				turn2, err := b.host.Send(context.Background(), sess.ID, "again")
 				if err != nil {

@@ -108,6 +108,13 @@ func TestSessionsAndRestart(t *testing.T) {
 	_, v, _ := s.request(t, "POST", "/session", s.token, `{"message":"think hard"}`)
 	hung := v["sessionId"].(string)
 	waitEvent(t, s, hung, func(kind, data string) bool { return kind == "message" })
+	// Kill it only once the model has the request (and hangs on it), so that
+	// the hanging answer is not left for the next turn.
+	for deadline := time.Now().Add(30 * time.Second); len(fake.Requests()) < 3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the model got %d requests, want 3", len(fake.Requests()))
+		}
+	}
 	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +133,7 @@ func TestSessionsAndRestart(t *testing.T) {
 		t.Errorf("the interrupted session: %v", got)
 	}
 	// The session takes new turns.
-	fake.Default = fakemodel.Reply{Text: []string{"Back."}}
+	fake.SetDefault(fakemodel.Reply{Text: []string{"Back."}})
 	r = run(t, dir, "", "send", hung, "still there?", "--url", strings.TrimSuffix(s2.base, "/v1"), "--follow")
 	if r.code != 0 || !strings.Contains(r.stdout, "assistant: Back.") {
 		t.Errorf("a turn after the restart: %+v", r)

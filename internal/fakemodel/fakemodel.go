@@ -63,6 +63,13 @@ func (s *Server) Push(replies ...Reply) {
 	s.script = append(s.script, replies...)
 }
 
+// SetDefault changes the answer to requests the script does not cover.
+func (s *Server) SetDefault(r Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Default = r
+}
+
 // Requests returns the bodies of the requests received so far.
 func (s *Server) Requests() []json.RawMessage {
 	s.mu.Lock()
