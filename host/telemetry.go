@@ -21,6 +21,7 @@ const EventSessionTagged = "session.tagged"
 
 // telemetry is the host's OpenTelemetry instruments.
 type telemetry struct {
+	enabled  bool // a provider was given; without one, tool calls skip telemetry entirely
 	tracer   trace.Tracer
 	meter    metric.Meter
 	calls    metric.Int64Counter
@@ -33,6 +34,7 @@ type telemetry struct {
 }
 
 func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *telemetry {
+	enabled := tp != nil || mp != nil
 	if tp == nil {
 		tp = tracenoop.NewTracerProvider()
 	}
@@ -40,6 +42,7 @@ func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *telemetry {
 		mp = metricnoop.NewMeterProvider()
 	}
 	t := &telemetry{
+		enabled:  enabled,
 		tracer:   tp.Tracer("github.com/agentsdk/agentsdk/host"),
 		meter:    mp.Meter("github.com/agentsdk/agentsdk/host"),
 		counters: map[string]metric.Int64Counter{}, histograms: map[string]metric.Float64Histogram{},
@@ -53,6 +56,9 @@ func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *telemetry {
 // startTool starts a tool call's span; end records the outcome on it and in
 // the metrics. The input is never recorded.
 func (t *telemetry) startTool(ctx context.Context, name, callID, sessionID string) (context.Context, func(tool.Output)) {
+	if !t.enabled {
+		return ctx, noEnd // no providers: no cost on the hot path
+	}
 	start := time.Now()
 	ctx, span := t.tracer.Start(ctx, "agent.tool_call", trace.WithAttributes(
 		attribute.String("tool.name", name), attribute.String("tool.call_id", callID), attribute.String("session.id", sessionID)))
@@ -69,6 +75,8 @@ func (t *telemetry) startTool(ctx context.Context, name, callID, sessionID strin
 	}
 }
 
+func noEnd(tool.Output) {}
+
 func attrs(m map[string]string) metric.MeasurementOption {
 	kv := make([]attribute.KeyValue, 0, len(m))
 	for k, v := range m {
@@ -84,31 +92,32 @@ type otelService struct {
 	turnID    string
 }
 
+// instrument returns the named instrument from cache, creating it once.
+func instrument[T any](mu *sync.Mutex, cache map[string]T, name string, create func(string) (T, error)) (T, bool) {
+	mu.Lock()
+	defer mu.Unlock()
+	if inst, ok := cache[name]; ok {
+		return inst, true
+	}
+	inst, err := create(name)
+	if err != nil {
+		return inst, false
+	}
+	cache[name] = inst
+	return inst, true
+}
+
 func (o otelService) Count(ctx context.Context, name string, n int64, a map[string]string) {
 	t := o.h.telemetry
-	t.mu.Lock()
-	c, ok := t.counters[name]
-	if !ok {
-		c, _ = t.meter.Int64Counter(name)
-		t.counters[name] = c
-	}
-	t.mu.Unlock()
-	if c != nil {
+	if c, ok := instrument(&t.mu, t.counters, name, func(n string) (metric.Int64Counter, error) { return t.meter.Int64Counter(n) }); ok {
 		c.Add(ctx, n, attrs(a))
 	}
 }
 
 func (o otelService) Record(ctx context.Context, name string, v float64, a map[string]string) {
 	t := o.h.telemetry
-	t.mu.Lock()
-	hist, ok := t.histograms[name]
-	if !ok {
-		hist, _ = t.meter.Float64Histogram(name)
-		t.histograms[name] = hist
-	}
-	t.mu.Unlock()
-	if hist != nil {
-		hist.Record(ctx, v, attrs(a))
+	if h, ok := instrument(&t.mu, t.histograms, name, func(n string) (metric.Float64Histogram, error) { return t.meter.Float64Histogram(n) }); ok {
+		h.Record(ctx, v, attrs(a))
 	}
 }
 
