@@ -282,39 +282,31 @@ func (h *Host) maybeResume(ctx context.Context, sessionID, turnID string) {
 // parked in it, has its result.
 func (h *Host) allAnswered(ctx context.Context, sessionID, turnID string) (bool, error) {
 	waiting := map[string]bool{}
-	after := int64(0)
-	for {
-		evs, err := h.store.Events(ctx, sessionID, after, 1000)
-		if err != nil {
-			return false, err
+	err := h.eachEvent(ctx, sessionID, func(e store.Event) {
+		if e.TurnID != turnID {
+			return
 		}
-		for _, e := range evs {
-			if e.TurnID != turnID {
-				continue
+		switch e.Kind {
+		case EventActionsRequested:
+			var a struct{ Actions []requestedAction }
+			json.Unmarshal(e.Data, &a)
+			for _, act := range a.Actions {
+				waiting[act.CallID] = true
 			}
-			switch e.Kind {
-			case EventActionsRequested:
-				var a struct{ Actions []requestedAction }
-				json.Unmarshal(e.Data, &a)
-				for _, act := range a.Actions {
-					waiting[act.CallID] = true
-				}
-			case EventApprovalRequested:
-				var a struct {
-					CallID string `json:"callId"`
-				}
-				json.Unmarshal(e.Data, &a)
-				waiting[a.CallID] = true
-			case EventActionResult:
-				var r actionResult
-				json.Unmarshal(e.Data, &r)
-				delete(waiting, r.CallID)
+		case EventApprovalRequested:
+			var a struct {
+				CallID string `json:"callId"`
 			}
+			json.Unmarshal(e.Data, &a)
+			waiting[a.CallID] = true
+		case EventActionResult:
+			var r actionResult
+			json.Unmarshal(e.Data, &r)
+			delete(waiting, r.CallID)
 		}
-		if len(evs) < 1000 {
-			break
-		}
-		after = evs[len(evs)-1].Seq
+	})
+	if err != nil {
+		return false, err
 	}
 	return len(waiting) == 0, nil
 }

@@ -155,6 +155,24 @@ func (h *Host) Subscribe(sessionID string) *Subscription {
 	return h.hub.subscribe(sessionID)
 }
 
+// eachEvent calls fn for every stored event of a session, in order, reading
+// the stream a page at a time.
+func (h *Host) eachEvent(ctx context.Context, sessionID string, fn func(store.Event)) error {
+	for after := int64(0); ; {
+		evs, err := h.store.Events(ctx, sessionID, after, 1000)
+		if err != nil {
+			return err
+		}
+		for _, e := range evs {
+			fn(e)
+		}
+		if len(evs) < 1000 {
+			return nil
+		}
+		after = evs[len(evs)-1].Seq
+	}
+}
+
 // append stores events and tells subscribers.
 func (h *Host) append(ctx context.Context, sessionID, turnID string, events ...store.Event) error {
 	for i := range events {

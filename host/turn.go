@@ -319,69 +319,61 @@ func (h *Host) history(ctx context.Context, sessionID string) ([]model.Message, 
 	tags := map[string]string{}
 	requested := map[string]int{} // model call id -> index of its assistant message
 	answered := map[string]bool{}
-	after := int64(0)
-	for {
-		evs, err := h.store.Events(ctx, sessionID, after, 1000)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, e := range evs {
-			switch e.Kind {
-			case EventSessionTagged:
-				var tag struct{ Key, Value string }
-				if json.Unmarshal(e.Data, &tag) == nil {
-					tags[tag.Key] = tag.Value
+	err := h.eachEvent(ctx, sessionID, func(e store.Event) {
+		switch e.Kind {
+		case EventSessionTagged:
+			var tag struct{ Key, Value string }
+			if json.Unmarshal(e.Data, &tag) == nil {
+				tags[tag.Key] = tag.Value
+			}
+		case EventMessage:
+			var m struct{ Role, Text string }
+			if json.Unmarshal(e.Data, &m) != nil {
+				return
+			}
+			if m.Role == "assistant" {
+				msgs = append(msgs, model.Message{Role: model.Assistant, Text: m.Text})
+			} else if n := len(msgs); n > 0 && msgs[n-1].Role == model.User {
+				msgs[n-1].Text = strings.TrimPrefix(msgs[n-1].Text+"\n\n"+m.Text, "\n\n")
+			} else {
+				msgs = append(msgs, model.Message{Role: model.User, Text: m.Text})
+			}
+		case EventActionsRequested:
+			var a struct{ Actions []requestedAction }
+			if json.Unmarshal(e.Data, &a) != nil {
+				return
+			}
+			if n := len(msgs); n == 0 || msgs[n-1].Role != model.Assistant {
+				msgs = append(msgs, model.Message{Role: model.Assistant})
+			}
+			last := len(msgs) - 1
+			for _, act := range a.Actions {
+				input := act.Input
+				if input == nil {
+					input = json.RawMessage(act.InputText)
 				}
-			case EventMessage:
-				var m struct{ Role, Text string }
-				if json.Unmarshal(e.Data, &m) != nil {
-					continue
-				}
-				if m.Role == "assistant" {
-					msgs = append(msgs, model.Message{Role: model.Assistant, Text: m.Text})
-				} else if n := len(msgs); n > 0 && msgs[n-1].Role == model.User {
-					msgs[n-1].Text = strings.TrimPrefix(msgs[n-1].Text+"\n\n"+m.Text, "\n\n")
-				} else {
-					msgs = append(msgs, model.Message{Role: model.User, Text: m.Text})
-				}
-			case EventActionsRequested:
-				var a struct{ Actions []requestedAction }
-				if json.Unmarshal(e.Data, &a) != nil {
-					continue
-				}
-				if n := len(msgs); n == 0 || msgs[n-1].Role != model.Assistant {
-					msgs = append(msgs, model.Message{Role: model.Assistant})
-				}
-				last := len(msgs) - 1
-				for _, act := range a.Actions {
-					input := act.Input
-					if input == nil {
-						input = json.RawMessage(act.InputText)
-					}
-					msgs[last].ToolCalls = append(msgs[last].ToolCalls, model.ToolCall{ID: act.ModelCallID, Name: act.Tool, Input: input})
-					requested[act.ModelCallID] = last
-				}
-			case EventActionResult:
-				var r actionResult
-				if json.Unmarshal(e.Data, &r) != nil || r.Direct || r.ModelCallID == "" {
-					continue
-				}
-				if _, ok := requested[r.ModelCallID]; !ok || answered[r.ModelCallID] {
-					continue
-				}
-				answered[r.ModelCallID] = true
-				res := model.ToolResult{CallID: r.ModelCallID, Content: resultText(tool.Output{Result: r.Result}), IsError: r.IsError}
-				if n := len(msgs); n > 0 && msgs[n-1].Role == model.User && msgs[n-1].Text == "" {
-					msgs[n-1].ToolResults = append(msgs[n-1].ToolResults, res)
-				} else {
-					msgs = append(msgs, model.Message{Role: model.User, ToolResults: []model.ToolResult{res}})
-				}
+				msgs[last].ToolCalls = append(msgs[last].ToolCalls, model.ToolCall{ID: act.ModelCallID, Name: act.Tool, Input: input})
+				requested[act.ModelCallID] = last
+			}
+		case EventActionResult:
+			var r actionResult
+			if json.Unmarshal(e.Data, &r) != nil || r.Direct || r.ModelCallID == "" {
+				return
+			}
+			if _, ok := requested[r.ModelCallID]; !ok || answered[r.ModelCallID] {
+				return
+			}
+			answered[r.ModelCallID] = true
+			res := model.ToolResult{CallID: r.ModelCallID, Content: resultText(tool.Output{Result: r.Result}), IsError: r.IsError}
+			if n := len(msgs); n > 0 && msgs[n-1].Role == model.User && msgs[n-1].Text == "" {
+				msgs[n-1].ToolResults = append(msgs[n-1].ToolResults, res)
+			} else {
+				msgs = append(msgs, model.Message{Role: model.User, ToolResults: []model.ToolResult{res}})
 			}
 		}
-		if len(evs) < 1000 {
-			break
-		}
-		after = evs[len(evs)-1].Seq
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return fillMissingResults(msgs, answered), tags, nil
 }
