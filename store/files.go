@@ -64,30 +64,10 @@ func (s *sqlStore) DeleteFileMeta(ctx context.Context, ns, name string) error {
 }
 
 func (s *sqlStore) ListFileMeta(ctx context.Context, ns, prefix string, p Page) ([]FileMeta, string, error) {
-	limit := p.Limit
-	if limit <= 0 || limit > 1000 {
-		limit = 100
-	}
-	query := `SELECT name, size, content_type, sha256, updated_at FROM files WHERE namespace = ? AND name >= ?`
-	args := []any{ns, prefix}
-	if end, ok := prefixEnd(prefix); ok {
-		query += ` AND name < ?`
-		args = append(args, end)
-	}
-	if p.Cursor != "" {
-		query += ` AND name > ?`
-		args = append(args, p.Cursor)
-	}
-	query += ` ORDER BY name LIMIT ?`
-	args = append(args, limit+1)
-	out, err := queryAll(ctx, s.read, s.q(query), args, func(r *sql.Rows) (FileMeta, error) { return scanFileMeta(r) })
+	out, next, err := prefixPage(ctx, s, `SELECT name, size, content_type, sha256, updated_at FROM files WHERE namespace = ?`,
+		[]any{ns}, "name", prefix, p, func(r *sql.Rows) (FileMeta, error) { return scanFileMeta(r) }, func(m FileMeta) string { return m.Name })
 	if err != nil {
 		return nil, "", fmt.Errorf("listing files: %w", err)
-	}
-	next := ""
-	if len(out) > limit {
-		out = out[:limit]
-		next = out[limit-1].Name
 	}
 	return out, next, nil
 }

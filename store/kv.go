@@ -117,31 +117,44 @@ func (s *sqlStore) KVDelete(ctx context.Context, ns, key string) error {
 }
 
 func (s *sqlStore) KVList(ctx context.Context, ns, prefix string, p Page) ([]KVEntry, string, error) {
+	out, next, err := prefixPage(ctx, s, `SELECT key, value, version, expires_at, updated_at FROM kv WHERE namespace = ? AND `+kvLive,
+		[]any{ns, micros(s.now())}, "key", prefix, p, func(r *sql.Rows) (KVEntry, error) { return scanKV(r) }, func(e KVEntry) string { return e.Key })
+	if err != nil {
+		return nil, "", fmt.Errorf("listing keys: %w", err)
+	}
+	return out, next, nil
+}
+
+// prefixPage runs query (a SELECT … WHERE …) for the rows whose column
+// starts with prefix, a page at a time in column order: the prefix matched
+// by range, not LIKE (no escaping, and the index serves it), the cursor
+// being the last row's column value.
+func prefixPage[T any](ctx context.Context, s *sqlStore, query string, args []any, column, prefix string, p Page,
+	scan func(*sql.Rows) (T, error), key func(T) string) ([]T, string, error) {
 	limit := p.Limit
 	if limit <= 0 || limit > 1000 {
 		limit = 100
 	}
-	// Prefix match by range, not LIKE: no escaping, and the index serves it.
-	query := `SELECT key, value, version, expires_at, updated_at FROM kv WHERE namespace = ? AND key >= ? AND ` + kvLive
-	args := []any{ns, prefix, micros(s.now())}
+	query += ` AND ` + column + ` >= ?`
+	args = append(args, prefix)
 	if end, ok := prefixEnd(prefix); ok {
-		query += ` AND key < ?`
+		query += ` AND ` + column + ` < ?`
 		args = append(args, end)
 	}
 	if p.Cursor != "" {
-		query += ` AND key > ?`
+		query += ` AND ` + column + ` > ?`
 		args = append(args, p.Cursor)
 	}
-	query += ` ORDER BY key LIMIT ?`
+	query += ` ORDER BY ` + column + ` LIMIT ?`
 	args = append(args, limit+1)
-	out, err := queryAll(ctx, s.read, s.q(query), args, func(r *sql.Rows) (KVEntry, error) { return scanKV(r) })
+	out, err := queryAll(ctx, s.read, s.q(query), args, scan)
 	if err != nil {
-		return nil, "", fmt.Errorf("listing keys: %w", err)
+		return nil, "", err
 	}
 	next := ""
 	if len(out) > limit {
 		out = out[:limit]
-		next = out[limit-1].Key
+		next = key(out[limit-1])
 	}
 	return out, next, nil
 }
