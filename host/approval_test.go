@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/fakemodel"
 	"github.com/agentsdk/agentsdk/model"
@@ -90,7 +91,7 @@ func (b *approvalBundle) newHost(t *testing.T) *host.Host {
 }
 
 // waitFor waits until the session has an event of kind (and returns all).
-func (b *approvalBundle) waitFor(t *testing.T, h *host.Host, sessionID, kind string, n int) []store.Event {
+func (b *approvalBundle) waitFor(t *testing.T, h *host.Host, sessionID string, kind api.Kind, n int) []api.Event {
 	t.Helper()
 	sub := h.Subscribe(sessionID)
 	defer sub.Close()
@@ -110,9 +111,9 @@ func (b *approvalBundle) waitFor(t *testing.T, h *host.Host, sessionID, kind str
 	}
 }
 
-func pendingCall(t *testing.T, evs []store.Event) string {
+func pendingCall(t *testing.T, evs []api.Event) string {
 	t.Helper()
-	req := find(evs, host.EventApprovalRequested)
+	req := find(evs, api.KindApprovalRequested)
 	if len(req) == 0 {
 		t.Fatalf("no approval requested: %s", kinds(evs))
 	}
@@ -136,20 +137,20 @@ func TestApproveInAModelTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.waitFor(t, b.host, sess.ID, host.EventApprovalRequested, 1)
-	evs := b.waitFor(t, b.host, sess.ID, host.EventActionResult, 1)
+	b.waitFor(t, b.host, sess.ID, api.KindApprovalRequested, 1)
+	evs := b.waitFor(t, b.host, sess.ID, api.KindActionResult, 1)
 	callID := pendingCall(t, evs)
 	// The other call went on; the turn waits, still running.
-	if r := find(evs, host.EventActionResult); !strings.Contains(string(r[0].Data), `"tool":"weather"`) {
+	if r := find(evs, api.KindActionResult); !strings.Contains(string(r[0].Data), `"tool":"weather"`) {
 		t.Errorf("the ungated call: %s", r[0].Data)
 	}
 	if s, _ := b.host.Session(ctx, sess.ID); s.RunningTurn != turnID {
 		t.Errorf("the turn should stay running while parked: %+v", s)
 	}
-	if _, err := b.host.Send(ctx, sess.ID, "more"); !errors.Is(err, host.ErrSessionBusy) {
+	if _, err := b.host.Send(ctx, sess.ID, "more"); !errors.Is(err, api.ErrSessionBusy) {
 		t.Errorf("a parked turn holds the session: %v", err)
 	}
-	pending, _, _ := b.host.Approvals(ctx, store.ApprovalPending, store.Page{})
+	pending, _, _ := b.host.Approvals(ctx, api.ApprovalPending, store.Page{})
 	if len(pending) != 1 || pending[0].CallID != callID || pending[0].RequestedBy != "alice" || string(pending[0].Input) != `{"service":"api","environment":"production"}` {
 		t.Fatalf("pending: %+v", pending)
 	}
@@ -163,11 +164,11 @@ func TestApproveInAModelTurn(t *testing.T) {
 			_, err := b.host.Resolve(ctx, callID, host.Decision{Approved: true, By: "approver" + string(rune('a'+i)), Reason: "ok"})
 			mu.Lock()
 			defer mu.Unlock()
-			var already *host.AlreadyResolvedError
+			var already *api.Error
 			switch {
 			case err == nil:
 				wins++
-			case errors.As(err, &already) && already.Approval.Status == store.ApprovalApproved:
+			case errors.As(err, &already) && errors.Is(err, api.ErrAlreadyResolved) && already.Approval.Status == api.ApprovalApproved:
 				refused++
 			default:
 				t.Error(err)
@@ -185,7 +186,7 @@ func TestApproveInAModelTurn(t *testing.T) {
 	if got := kinds(evs); got != want && got != other {
 		t.Fatalf("events:\n%s\nwant:\n%s", got, want)
 	}
-	resolved := find(evs, host.EventApprovalResolved)[0]
+	resolved := find(evs, api.KindApprovalResolved)[0]
 	if !strings.Contains(string(resolved.Data), `"status":"approved"`) || !strings.Contains(string(resolved.Data), `"by":"approver`) || !strings.Contains(string(resolved.Data), `"at":"`) {
 		t.Errorf("approval_resolved: %s", resolved.Data)
 	}
@@ -215,26 +216,26 @@ func TestDenyAndFailClosed(t *testing.T) {
 	)
 	ctx := context.Background()
 	sess, turnID, _ := b.host.CreateSession(ctx, host.SessionOptions{Message: "go"})
-	callID := pendingCall(t, b.waitFor(t, b.host, sess.ID, host.EventApprovalRequested, 1))
+	callID := pendingCall(t, b.waitFor(t, b.host, sess.ID, api.KindApprovalRequested, 1))
 	if _, err := b.host.Resolve(ctx, callID, host.Decision{Approved: false, By: "bob", Reason: "not on a Friday"}); err != nil {
 		t.Fatal(err)
 	}
 	// The predicate that panics fails closed: the call parks.
-	evs := b.waitFor(t, b.host, sess.ID, host.EventApprovalRequested, 2)
-	if !strings.Contains(string(find(evs, host.EventActionResult)[0].Data), `"result":"denied by bob: not on a Friday"`) {
-		t.Errorf("denial result: %s", find(evs, host.EventActionResult)[0].Data)
+	evs := b.waitFor(t, b.host, sess.ID, api.KindApprovalRequested, 2)
+	if !strings.Contains(string(find(evs, api.KindActionResult)[0].Data), `"result":"denied by bob: not on a Friday"`) {
+		t.Errorf("denial result: %s", find(evs, api.KindActionResult)[0].Data)
 	}
 	if _, err := b.host.Resolve(ctx, pendingCall(t, evs), host.Decision{Approved: true, By: "bob"}); err != nil {
 		t.Fatal(err)
 	}
 	evs = b.waitTurn(t, sess.ID, turnID)
-	if got := len(find(evs, host.EventApprovalRequested)); got != 2 {
+	if got := len(find(evs, api.KindApprovalRequested)); got != 2 {
 		t.Errorf("staging should not need approval; %d requests: %s", got, kinds(evs))
 	}
 	if !b.fake.Contains(1, "denied by bob: not on a Friday") {
 		t.Errorf("the model did not read the denial")
 	}
-	if _, err := b.host.Resolve(ctx, "tool_nope_x", host.Decision{Approved: true}); !errors.Is(err, host.ErrApprovalNotFound) {
+	if _, err := b.host.Resolve(ctx, "tool_nope_x", host.Decision{Approved: true}); !errors.Is(err, api.ErrApprovalNotFound) {
 		t.Errorf("unknown call: %v", err)
 	}
 }
@@ -249,7 +250,7 @@ func TestDirectCallApproval(t *testing.T) {
 		t.Fatalf("a gated direct call: %v", err)
 	}
 	a, _ := b.host.CallOutcome(ctx, pending.CallID)
-	if a.Status != store.ApprovalPending || a.Outcome != nil {
+	if a.Status != api.ApprovalPending || a.Outcome != nil {
 		t.Errorf("before the decision: %+v", a)
 	}
 	if _, err := b.host.Resolve(ctx, pending.CallID, host.Decision{Approved: true, By: "carol"}); err != nil {
@@ -260,15 +261,17 @@ func TestDirectCallApproval(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		a, _ = b.host.CallOutcome(ctx, pending.CallID)
 	}
-	var out host.Outcome
-	json.Unmarshal(a.Outcome, &out)
+	var out api.Outcome
+	if a.Outcome != nil {
+		out = *a.Outcome
+	}
 	if out.IsError || !strings.Contains(string(out.Result), `"promoted":"api"`) || out.CallID != pending.CallID {
 		t.Errorf("outcome %+v", out)
 	}
 	// A caller that waits gets the outcome when someone decides in time.
 	go func() {
 		for {
-			list, _, _ := b.host.Approvals(ctx, store.ApprovalPending, store.Page{})
+			list, _, _ := b.host.Approvals(ctx, api.ApprovalPending, store.Page{})
 			if len(list) > 0 {
 				b.host.Resolve(ctx, list[0].CallID, host.Decision{Approved: false, By: "dan", Reason: "no"})
 				return
@@ -293,15 +296,15 @@ func TestExpiry(t *testing.T) {
 	)
 	ctx := context.Background()
 	sess, turnID, _ := b.host.CreateSession(ctx, host.SessionOptions{Message: "go"})
-	callID := pendingCall(t, b.waitFor(t, b.host, sess.ID, host.EventApprovalRequested, 1))
+	callID := pendingCall(t, b.waitFor(t, b.host, sess.ID, api.KindApprovalRequested, 1))
 	evs := b.waitTurn(t, sess.ID, turnID)
-	if r := find(evs, host.EventApprovalResolved); len(r) != 1 || !strings.Contains(string(r[0].Data), `"status":"expired"`) {
+	if r := find(evs, api.KindApprovalResolved); len(r) != 1 || !strings.Contains(string(r[0].Data), `"status":"expired"`) {
 		t.Errorf("expiry: %s", kinds(evs))
 	}
-	if r := find(evs, host.EventActionResult); len(r) != 1 || !strings.Contains(string(r[0].Data), "nobody approved the call before it expired") {
+	if r := find(evs, api.KindActionResult); len(r) != 1 || !strings.Contains(string(r[0].Data), "nobody approved the call before it expired") {
 		t.Errorf("expired result: %v", r)
 	}
-	if _, err := b.host.Resolve(ctx, callID, host.Decision{Approved: true}); !errors.Is(err, host.ErrApprovalExpired) {
+	if _, err := b.host.Resolve(ctx, callID, host.Decision{Approved: true}); !errors.Is(err, api.ErrApprovalExpired) {
 		t.Errorf("approving after expiry: %v", err)
 	}
 }
@@ -315,25 +318,25 @@ func TestApprovalAcrossRestart(t *testing.T) {
 	)
 	ctx := context.Background()
 	sess, turnID, _ := b.host.CreateSession(ctx, host.SessionOptions{Message: "go"})
-	callID := pendingCall(t, b.waitFor(t, b.host, sess.ID, host.EventApprovalRequested, 1))
+	callID := pendingCall(t, b.waitFor(t, b.host, sess.ID, api.KindApprovalRequested, 1))
 	b.host.Close() // the first host goes away
 
 	h2 := b.newHost(t)
-	pending, _, _ := h2.Approvals(ctx, store.ApprovalPending, store.Page{})
+	pending, _, _ := h2.Approvals(ctx, api.ApprovalPending, store.Page{})
 	if len(pending) != 1 || pending[0].CallID != callID {
 		t.Fatalf("after the restart: %+v", pending)
 	}
 	if _, err := h2.Resolve(ctx, callID, host.Decision{Approved: true, By: "erin"}); err != nil {
 		t.Fatal(err)
 	}
-	evs := b.waitFor(t, h2, sess.ID, host.EventTurnCompleted, 1)
-	if f := find(evs, host.EventTurnCompleted); f[0].TurnID != turnID {
+	evs := b.waitFor(t, h2, sess.ID, api.KindTurnCompleted, 1)
+	if f := find(evs, api.KindTurnCompleted); f[0].TurnID != turnID {
 		t.Errorf("another turn completed: %s", kinds(evs))
 	}
-	if m := find(evs, host.EventMessage); !strings.Contains(string(m[len(m)-1].Data), "Done after restart.") {
+	if m := find(evs, api.KindMessage); !strings.Contains(string(m[len(m)-1].Data), "Done after restart.") {
 		t.Errorf("events: %s", kinds(evs))
 	}
-	if len(find(evs, host.EventActionResult)) != 1 {
+	if len(find(evs, api.KindActionResult)) != 1 {
 		t.Errorf("results: %s", kinds(evs))
 	}
 }
@@ -343,15 +346,15 @@ func TestInterruptedApprovedCall(t *testing.T) {
 	b := setupApprovals(t, fakemodel.Reply{Calls: []fakemodel.Call{{ID: "p1", Name: "promote", Input: `{"service":"api","environment":"production"}`}}})
 	ctx := context.Background()
 	sess, _, _ := b.host.CreateSession(ctx, host.SessionOptions{Message: "go"})
-	callID := pendingCall(t, b.waitFor(t, b.host, sess.ID, host.EventApprovalRequested, 1))
+	callID := pendingCall(t, b.waitFor(t, b.host, sess.ID, api.KindApprovalRequested, 1))
 	b.host.Close()
 	// Approved by a host that died before it recorded an outcome.
-	if _, err := b.store.ResolveApproval(ctx, callID, true, "frank", "", store.Lease{Holder: "dead", TTL: -time.Second}); err != nil {
+	if _, err := b.store.ResolveApproval(ctx, store.ResolveApprovalParams{CallID: callID, Approved: true, By: "frank", Executor: store.Lease{Holder: "dead", TTL: -time.Second}}); err != nil {
 		t.Fatal(err)
 	}
 	h2 := b.newHost(t)
-	evs := b.waitFor(t, h2, sess.ID, host.EventActionResult, 1)
-	if r := find(evs, host.EventActionResult); !strings.Contains(string(r[0].Data), "interrupted by host restart; not retried") {
+	evs := b.waitFor(t, h2, sess.ID, api.KindActionResult, 1)
+	if r := find(evs, api.KindActionResult); !strings.Contains(string(r[0].Data), "interrupted by host restart; not retried") {
 		t.Errorf("result: %s", r[0].Data)
 	}
 	ran := 0
@@ -373,15 +376,15 @@ func TestDecisionBeforeTheTurnParks(t *testing.T) {
 	)
 	ctx := context.Background()
 	sess, turnID, _ := b.host.CreateSession(ctx, host.SessionOptions{Message: "go"})
-	callID := pendingCall(t, b.waitFor(t, b.host, sess.ID, host.EventApprovalRequested, 1))
+	callID := pendingCall(t, b.waitFor(t, b.host, sess.ID, api.KindApprovalRequested, 1))
 	if _, err := b.host.Resolve(ctx, callID, host.Decision{Approved: true, By: "gina"}); err != nil {
 		t.Fatal(err)
 	}
 	evs := b.waitTurn(t, sess.ID, turnID)
-	if f := find(evs, host.EventTurnCompleted); len(f) != 1 || len(find(evs, host.EventActionResult)) != 2 {
+	if f := find(evs, api.KindTurnCompleted); len(f) != 1 || len(find(evs, api.KindActionResult)) != 2 {
 		t.Fatalf("events: %s", kinds(evs))
 	}
-	if m := find(evs, host.EventMessage); !strings.Contains(string(m[len(m)-1].Data), "Both done.") {
+	if m := find(evs, api.KindMessage); !strings.Contains(string(m[len(m)-1].Data), "Both done.") {
 		t.Errorf("events: %s", kinds(evs))
 	}
 }

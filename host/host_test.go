@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/tool"
 )
@@ -167,13 +168,15 @@ func TestCallToolErrors(t *testing.T) {
 	}
 
 	_, err = b.host.CallTool(ctx, "inspect_pr", map[string]any{"prUrl": "https://x.example"}, &host.CallOptions{SessionID: "s1"})
-	if !errors.Is(err, host.ErrNoSessions) {
-		t.Errorf("session-bound call: %v", err)
+	if !errors.Is(err, api.ErrSessionNotFound) {
+		t.Errorf("session-bound call in no session: %v", err)
 	}
 
+	// Every host has a store (in memory by default), so a gated call parks
+	// rather than being refused or run unapproved.
 	_, err = b.host.CallTool(ctx, "promote_build", map[string]any{"then": "panic"}, nil)
-	var gated *host.ApprovalRequiredError
-	if !errors.As(err, &gated) || gated.Tool != "promote_build" {
+	var pending *host.ApprovalPendingError
+	if !errors.As(err, &pending) || pending.Approval.Tool != "promote_build" || pending.Approval.Status != api.ApprovalPending {
 		t.Errorf("gated call: %v", err)
 	}
 	out, err := b.host.CallTool(ctx, "promote_build", map[string]any{"then": "return"}, nil)

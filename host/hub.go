@@ -3,7 +3,7 @@ package host
 import (
 	"sync"
 
-	"github.com/agentsdk/agentsdk/store"
+	"github.com/agentsdk/agentsdk/api"
 )
 
 // hub tells a session's subscribers about events once they are stored.
@@ -19,17 +19,17 @@ type hub struct {
 // subscriber therefore tracks the last seq it delivered and reads the store
 // whenever a batch does not follow it.
 type Subscription struct {
-	C    <-chan []store.Event
+	C    <-chan []api.Event
 	Poke <-chan struct{}
 
-	c    chan []store.Event
+	c    chan []api.Event
 	poke chan struct{}
 	hub  *hub
 	id   string
 }
 
 func (h *hub) subscribe(sessionID string) *Subscription {
-	s := &Subscription{c: make(chan []store.Event, 64), poke: make(chan struct{}, 1), hub: h, id: sessionID}
+	s := &Subscription{c: make(chan []api.Event, 64), poke: make(chan struct{}, 1), hub: h, id: sessionID}
 	s.C, s.Poke = s.c, s.poke
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -53,8 +53,8 @@ func (s *Subscription) Close() {
 	}
 }
 
-func (h *hub) publish(sessionID string, events []store.Event) {
-	if len(events) == 0 {
+func (h *hub) publish(sessionID string, events []api.Event) {
+	if len(events) == 0 || sessionID == "" {
 		return
 	}
 	h.mu.Lock()

@@ -12,12 +12,8 @@ import (
 // kvService is call.Host.KV: the store's key-value entries in the agent's
 // namespace.
 type kvService struct {
-	store store.Store
+	store store.KV
 	ns    string
-}
-
-func kvEntry(e store.KVEntry) tool.KVEntry {
-	return tool.KVEntry{Key: e.Key, Value: e.Value, Version: e.Version, ExpiresAt: e.ExpiresAt}
 }
 
 func kvError(err error) error {
@@ -38,39 +34,39 @@ func (k kvService) Get(ctx context.Context, key string) (tool.KVEntry, error) {
 	if err != nil {
 		return tool.KVEntry{}, kvError(err)
 	}
-	return kvEntry(e), nil
+	return e, nil
 }
 
-func (k kvService) write(ctx context.Context, key string, version int64, value []byte, opts *tool.KVSetOptions) (tool.KVEntry, error) {
-	if err := tool.CheckKey(key); err != nil {
+func (k kvService) write(ctx context.Context, p store.KVSetParams, opts *tool.KVSetOptions) (tool.KVEntry, error) {
+	if err := tool.CheckKey(p.Key); err != nil {
 		return tool.KVEntry{}, err
 	}
-	if len(value) > tool.MaxValueBytes {
-		return tool.KVEntry{}, fmt.Errorf("kv: the value is %d bytes; the limit is %d", len(value), tool.MaxValueBytes)
+	if len(p.Value) > tool.MaxValueBytes {
+		return tool.KVEntry{}, fmt.Errorf("kv: the value is %d bytes; the limit is %d", len(p.Value), tool.MaxValueBytes)
 	}
-	var o tool.KVSetOptions
 	if opts != nil {
-		o = *opts
+		p.TTL = opts.TTL
 	}
-	if o.TTL < 0 {
+	if p.TTL < 0 {
 		return tool.KVEntry{}, errors.New("kv: the TTL is negative")
 	}
-	e, err := k.store.KVSet(ctx, k.ns, key, value, version, o.TTL)
+	p.Namespace = k.ns
+	e, err := k.store.KVSet(ctx, p)
 	if err != nil {
 		return tool.KVEntry{}, kvError(err)
 	}
-	return kvEntry(e), nil
+	return e, nil
 }
 
 func (k kvService) Set(ctx context.Context, key string, value []byte, opts *tool.KVSetOptions) (tool.KVEntry, error) {
-	return k.write(ctx, key, -1, value, opts)
+	return k.write(ctx, store.KVSetParams{Key: key, Value: value}, opts)
 }
 
 func (k kvService) CompareAndSet(ctx context.Context, key string, version int64, value []byte, opts *tool.KVSetOptions) (tool.KVEntry, error) {
 	if version < 0 {
 		return tool.KVEntry{}, errors.New("kv: the version is negative")
 	}
-	return k.write(ctx, key, version, value, opts)
+	return k.write(ctx, store.KVSetParams{Key: key, Value: value, IfVersion: &version}, opts)
 }
 
 func (k kvService) Delete(ctx context.Context, key string) error {
@@ -88,13 +84,9 @@ func (k kvService) List(ctx context.Context, prefix string, opts *tool.KVListOpt
 	if opts != nil {
 		o = *opts
 	}
-	entries, next, err := k.store.KVList(ctx, k.ns, prefix, store.Page{Limit: o.Limit, Cursor: o.Cursor})
+	entries, next, err := k.store.KVList(ctx, store.ListParams{Namespace: k.ns, Prefix: prefix, Page: store.Page{Limit: o.Limit, Cursor: o.Cursor}})
 	if err != nil {
 		return nil, "", kvError(err)
 	}
-	out := make([]tool.KVEntry, len(entries))
-	for i, e := range entries {
-		out[i] = kvEntry(e)
-	}
-	return out, next, nil
+	return entries, next, nil
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
+	"sync"
 	"time"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/store"
 )
 
@@ -17,36 +20,50 @@ var (
 	reasonShutdown = "interrupted: the host shut down"
 )
 
+// leases are the turns this host runs, each holding its session's lease.
+type leases struct {
+	holder string // this host's name as a lease holder
+	ttl    time.Duration
+
+	mu      sync.Mutex
+	running map[string]*runningTurn // by session id
+}
+
 // runningTurn is a turn this host runs.
 type runningTurn struct {
 	turnID string
 	cancel context.CancelCauseFunc
 }
 
-func (h *Host) lease() store.Lease { return store.Lease{Holder: h.id, TTL: h.leaseTTL} }
+func newLeases(ttl time.Duration) *leases {
+	return &leases{holder: newID("host"), ttl: ttl, running: map[string]*runningTurn{}}
+}
+
+func (l *leases) lease() store.Lease { return store.Lease{Holder: l.holder, TTL: l.ttl} }
 
 // track registers a running turn and keeps its lease alive until the
-// returned context ends; the turn's code calls untrack when done.
-func (h *Host) track(sessionID, turnID string) context.Context {
-	ctx, cancel := context.WithCancelCause(h.ctx)
-	h.mu.Lock()
-	h.running[sessionID] = &runningTurn{turnID: turnID, cancel: cancel}
-	h.mu.Unlock()
+// returned context ends (the host closes, the turn is cancelled or loses
+// its lease, or untrack); the turn's code calls untrack when done.
+func (l *leases) track(parent context.Context, st store.Sessions, logger *slog.Logger, sessionID, turnID string) context.Context {
+	ctx, cancel := context.WithCancelCause(parent)
+	l.mu.Lock()
+	l.running[sessionID] = &runningTurn{turnID: turnID, cancel: cancel}
+	l.mu.Unlock()
 	go func() {
-		t := time.NewTicker(h.leaseTTL / 3)
+		t := time.NewTicker(l.ttl / 3)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				err := h.store.RenewLease(context.WithoutCancel(ctx), sessionID, turnID, h.lease())
+				err := st.RenewLease(context.WithoutCancel(ctx), sessionID, turnID, l.lease())
 				if errors.Is(err, store.ErrNotRunning) {
 					cancel(errLeaseLost)
 					return
 				}
 				if err != nil {
-					h.logger.Warn("renewing a turn's lease", "session", sessionID, "turn", turnID, "err", err)
+					logger.Warn("renewing a turn's lease", "session", sessionID, "turn", turnID, "err", err)
 				}
 			}
 		}
@@ -54,31 +71,49 @@ func (h *Host) track(sessionID, turnID string) context.Context {
 	return ctx
 }
 
-func (h *Host) untrack(sessionID, turnID string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if rt := h.running[sessionID]; rt != nil && rt.turnID == turnID {
+// untrack stops holding a turn.
+func (l *leases) untrack(sessionID, turnID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if rt := l.running[sessionID]; rt != nil && rt.turnID == turnID {
 		rt.cancel(nil)
-		delete(h.running, sessionID)
+		delete(l.running, sessionID)
 	}
+}
+
+// cancel cancels the session's running turn with cause; false if this host
+// runs none there.
+func (l *leases) cancel(sessionID string, cause error) bool {
+	l.mu.Lock()
+	rt := l.running[sessionID]
+	l.mu.Unlock()
+	if rt == nil {
+		return false
+	}
+	rt.cancel(cause)
+	return true
+}
+
+// runs reports whether this host runs the turn.
+func (l *leases) runs(sessionID, turnID string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rt := l.running[sessionID]
+	return rt != nil && rt.turnID == turnID
 }
 
 // Start begins the host's background work, now and then every LeaseTTL/2:
 // closing turns whose host died (their lease expired) with turn.failed,
 // expiring approvals nobody answered in time, recording approved calls
 // whose host died running them; and, once, resuming parked turns that have
-// all their results. Call it once; Close stops it. A host without a store
-// needs no Start.
+// all their results. Call it once; Close stops it.
 func (h *Host) Start(ctx context.Context) error {
-	if h.store == nil {
-		return nil
-	}
 	if err := h.recover(ctx); err != nil {
 		return err
 	}
 	// A host that died between a parked turn's last result and its resumption
 	// left it parked with nothing to wait for.
-	parked, err := h.store.ParkedTurns(ctx)
+	parked, err := h.log.ParkedTurns(ctx)
 	if err != nil {
 		return err
 	}
@@ -88,7 +123,7 @@ func (h *Host) Start(ctx context.Context) error {
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		t := time.NewTicker(h.leaseTTL / 2)
+		t := time.NewTicker(h.opts.LeaseTTL / 2)
 		defer t.Stop()
 		for {
 			select {
@@ -114,27 +149,18 @@ func (h *Host) recover(ctx context.Context) error {
 	if err := h.orphans(ctx); err != nil {
 		return err
 	}
-	expired, err := h.store.ExpiredTurns(ctx, time.Now())
+	expired, err := h.log.ExpiredTurns(ctx, time.Now())
 	if err != nil {
 		return err
 	}
 	for _, t := range expired {
-		h.mu.Lock()
-		rt := h.running[t.SessionID]
-		h.mu.Unlock()
-		if rt != nil && rt.turnID == t.ID {
+		if h.leases.runs(t.SessionID, t.ID) {
 			continue // ours, and alive; its renewal is late
 		}
-		evs, err := h.store.EndTurn(ctx, t.SessionID, t.ID, store.TurnFailed, reasonRestart,
-			store.Event{Kind: EventTurnFailed, Data: data(map[string]string{"reason": reasonRestart})})
-		if errors.Is(err, store.ErrNotRunning) {
-			continue
-		}
-		if err != nil {
+		if err := h.endTurn(ctx, t.SessionID, t.ID, api.TurnFailed{Reason: reasonRestart}); err != nil {
 			return err
 		}
 		h.logger.Info("closed a turn interrupted by a host restart", "session", t.SessionID, "turn", t.ID)
-		h.hub.publish(t.SessionID, evs)
 	}
 	return nil
 }
@@ -144,7 +170,7 @@ func (h *Host) recover(ctx context.Context) error {
 func (h *Host) Close() error {
 	h.stop(errStopping)
 	h.wg.Wait()
-	if c, ok := h.services.MCP.(io.Closer); ok {
+	if c, ok := h.opts.MCP.(io.Closer); ok {
 		return c.Close()
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/fakemodel"
 	"github.com/agentsdk/agentsdk/model"
@@ -92,11 +93,14 @@ func TestFilesService(t *testing.T) {
 	if _, _, err := files.Get(ctx, "reports/small.txt"); !errors.Is(err, tool.ErrFileNotFound) {
 		t.Errorf("deleted file: %v", err)
 	}
-	// Without a store, Files says how to configure it.
+	// Without a store given, Files keeps its metadata in memory.
 	bare, _ := host.New(set, &host.Options{StateRoot: t.TempDir()})
 	bare.CallTool(ctx, "grab", nil, nil) // files is now the bare host's
-	if _, err := files.Put(ctx, "x", strings.NewReader("x"), nil); !errors.Is(err, tool.ErrNotConfigured) {
-		t.Errorf("unconfigured Files: %v", err)
+	if _, err := files.Put(ctx, "x", strings.NewReader("x"), nil); err != nil {
+		t.Errorf("in-memory Files: %v", err)
+	}
+	if info, err := files.Stat(ctx, "x"); err != nil || info.Size != 1 {
+		t.Errorf("in-memory Files: %+v, %v", info, err)
 	}
 }
 
@@ -153,11 +157,11 @@ func TestSendArtifactsGetSession(t *testing.T) {
 		t.Fatal("no session opened")
 	}
 	evs := b.waitTurn(t, sess.ID, turnID)
-	r := find(evs, host.EventActionResult)
+	r := find(evs, api.KindActionResult)
 	if len(r) != 1 || !strings.Contains(string(r[0].Data), `"principal":"alice"`) || !strings.Contains(string(r[0].Data), `"channel":"pr"`) {
 		t.Fatalf("handoff result: %s", kinds(evs))
 	}
-	if a := find(evs, host.EventArtifactCreated); len(a) != 1 || !strings.Contains(string(a[0].Data), `"name":"handoff.md"`) || !strings.Contains(string(a[0].Data), `"contentType":"text/markdown"`) {
+	if a := find(evs, api.KindArtifactCreated); len(a) != 1 || !strings.Contains(string(a[0].Data), `"name":"handoff.md"`) || !strings.Contains(string(a[0].Data), `"contentType":"text/markdown"`) {
 		t.Errorf("artifact.created: %v", a)
 	}
 	list, _ := h.Artifacts(ctx, sess.ID)
@@ -183,7 +187,7 @@ func TestSendArtifactsGetSession(t *testing.T) {
 	}
 	evs2, _ := h.Events(ctx, newID, 0, 0)
 	for _, e := range evs2 {
-		if e.Kind == host.EventTurnStarted {
+		if e.Kind == api.KindTurnStarted {
 			b.waitTurn(t, newID, e.TurnID)
 		}
 	}

@@ -3,56 +3,20 @@ package host
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/internal/agenttool"
 	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
-// Errors of the session API, checked with errors.Is.
-var (
-	// ErrSessionNotFound: no session has that id.
-	ErrSessionNotFound = errors.New("session not found")
-	// ErrSessionBusy: another turn runs in the session; try again when it
-	// has ended.
-	ErrSessionBusy = errors.New("session_busy: another turn is running in this session")
-	// ErrNoRunningTurn: Cancel found nothing to cancel.
-	ErrNoRunningTurn = errors.New("no turn is running in this session")
-	// ErrEmptyMessage: a message with no text.
-	ErrEmptyMessage = errors.New("the message is empty")
-	// ErrInvalidChannel: a channel name that is not letters, digits, '_' or '-'.
-	ErrInvalidChannel = errors.New("invalid channel: use 1 to 64 letters, digits, '_' or '-'")
-)
-
-// Event kinds on a session's stream.
-const (
-	EventSessionCreated   = "session.created"
-	EventTurnStarted      = "turn.started"
-	EventMessageDelta     = "message.delta"
-	EventMessage          = "message"
-	EventActionsRequested = "actions.requested"
-	EventActionResult     = "action.result"
-	EventTurnCompleted    = "turn.completed"
-	EventTurnFailed       = "turn.failed"
-)
-
 // newID returns prefix_<16 random lower-case characters>.
 func newID(prefix string) string {
 	return prefix + "_" + strings.ToLower(rand.Text()[:16])
-}
-
-func data(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		b, _ = json.Marshal(map[string]string{"error": err.Error()})
-	}
-	return b
 }
 
 // SessionOptions describe a new session.
@@ -62,54 +26,34 @@ type SessionOptions struct {
 	Message   string // if set, the first turn starts with it
 }
 
-// WorkspaceDir returns a session's workspace directory.
-func (h *Host) WorkspaceDir(sessionID string) string {
-	return filepath.Join(h.stateRoot, "sessions", sessionID, "workspace")
-}
-
-func (h *Host) sessions() (store.Store, error) {
-	if h.store == nil {
-		return nil, ErrNoSessions
-	}
-	return h.store, nil
-}
-
 // CreateSession opens a session, makes its workspace, and starts a turn
 // with opts.Message if there is one. It returns the session and the turn id
 // ("" without a message).
-func (h *Host) CreateSession(ctx context.Context, opts SessionOptions) (store.Session, string, error) {
-	st, err := h.sessions()
-	if err != nil {
-		return store.Session{}, "", err
-	}
+func (h *Host) CreateSession(ctx context.Context, opts SessionOptions) (api.Session, string, error) {
 	if opts.Channel == "" {
 		opts.Channel = "http"
 	}
 	if err := tool.CheckName(opts.Channel); err != nil {
-		return store.Session{}, "", fmt.Errorf("%w: %q", ErrInvalidChannel, opts.Channel)
+		return api.Session{}, "", api.Errorf(api.CodeInvalidChannel, "%s: %q", api.ErrInvalidChannel.Message, opts.Channel)
 	}
 	if opts.Message != "" && strings.TrimSpace(opts.Message) == "" {
-		return store.Session{}, "", ErrEmptyMessage
+		return api.Session{}, "", api.ErrEmptyMessage
 	}
-	sess := store.Session{ID: newID("sess"), Channel: opts.Channel, Mode: "local", Principal: opts.Principal}
+	sess := api.Session{ID: newID("sess"), Channel: opts.Channel, Mode: api.ModeLocal, Principal: opts.Principal}
 	ws := h.WorkspaceDir(sess.ID)
 	if err := os.MkdirAll(ws, 0o700); err != nil {
-		return store.Session{}, "", fmt.Errorf("creating session workspace: %w", err)
+		return api.Session{}, "", api.Errorf(api.CodeInternal, "creating session workspace: %w", err)
 	}
 	if err := agenttool.Materialize(ws, h.tools); err != nil {
-		return store.Session{}, "", fmt.Errorf("creating session workspace: %w", err)
+		return api.Session{}, "", api.Errorf(api.CodeInternal, "creating session workspace: %w", err)
 	}
-	sess, err = st.CreateSession(ctx, sess)
+	sess, err := h.log.CreateSession(ctx, sess)
 	if err != nil {
-		return store.Session{}, "", err
+		return api.Session{}, "", storeError(err, nil)
 	}
-	evs, err := st.Append(ctx, sess.ID, store.Event{Kind: EventSessionCreated, Data: data(map[string]string{
-		"channel": sess.Channel, "mode": sess.Mode, "principal": sess.Principal,
-	})})
-	if err != nil {
-		return store.Session{}, "", err
+	if err := h.emit(ctx, sess.ID, "", api.SessionCreated{Channel: sess.Channel, Mode: sess.Mode, Principal: sess.Principal}); err != nil {
+		return api.Session{}, "", storeError(err, nil)
 	}
-	h.hub.publish(sess.ID, evs)
 	if opts.Message == "" {
 		return sess, "", nil
 	}
@@ -118,114 +62,47 @@ func (h *Host) CreateSession(ctx context.Context, opts SessionOptions) (store.Se
 }
 
 // Session returns a session.
-func (h *Host) Session(ctx context.Context, id string) (store.Session, error) {
-	st, err := h.sessions()
-	if err != nil {
-		return store.Session{}, err
-	}
-	sess, err := st.Session(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Session{}, fmt.Errorf("%w: %s", ErrSessionNotFound, id)
-	}
-	return sess, err
+func (h *Host) Session(ctx context.Context, id string) (api.Session, error) {
+	sess, err := h.log.Session(ctx, id)
+	return sess, storeError(err, sessionNotFound(id))
 }
 
-// Sessions lists sessions, newest first.
-func (h *Host) Sessions(ctx context.Context, p store.Page) ([]store.Session, string, error) {
-	st, err := h.sessions()
-	if err != nil {
-		return nil, "", err
-	}
-	return st.Sessions(ctx, p)
+// Sessions lists sessions, newest first, and the cursor of the next page.
+func (h *Host) Sessions(ctx context.Context, p store.Page) ([]api.Session, string, error) {
+	list, next, err := h.log.ListSessions(ctx, p)
+	return list, next, storeError(err, nil)
 }
 
 // Events returns up to limit stored events of a session after seq after.
-func (h *Host) Events(ctx context.Context, sessionID string, after int64, limit int) ([]store.Event, error) {
-	st, err := h.sessions()
-	if err != nil {
-		return nil, err
-	}
-	return st.Events(ctx, sessionID, after, limit)
+func (h *Host) Events(ctx context.Context, sessionID string, after int64, limit int) ([]api.Event, error) {
+	evs, err := h.log.Events(ctx, sessionID, after, limit)
+	return evs, storeError(err, sessionNotFound(sessionID))
 }
 
 // Subscribe delivers a session's events as they are stored; see
 // [Subscription]. Subscribe first, then read the stored events, and nothing
 // is missed.
 func (h *Host) Subscribe(sessionID string) *Subscription {
-	return h.hub.subscribe(sessionID)
-}
-
-// eachEvent calls fn for every stored event of a session, in order, reading
-// the stream a page at a time.
-func (h *Host) eachEvent(ctx context.Context, sessionID string, fn func(store.Event)) error {
-	for after := int64(0); ; {
-		evs, err := h.store.Events(ctx, sessionID, after, 1000)
-		if err != nil {
-			return err
-		}
-		for _, e := range evs {
-			fn(e)
-		}
-		if len(evs) < 1000 {
-			return nil
-		}
-		after = evs[len(evs)-1].Seq
-	}
-}
-
-// append stores events and tells subscribers.
-func (h *Host) append(ctx context.Context, sessionID, turnID string, events ...store.Event) error {
-	for i := range events {
-		events[i].TurnID = turnID
-	}
-	stored, err := h.store.Append(context.WithoutCancel(ctx), sessionID, events...)
-	if err != nil {
-		return err
-	}
-	h.hub.publish(sessionID, stored)
-	return nil
+	return h.log.hub.subscribe(sessionID)
 }
 
 // Send starts a model turn with a user message. It returns the turn's id
 // at once; the turn runs in the background, its progress on the session's
-// event stream. It fails with ErrSessionBusy while another turn runs.
+// event stream. It fails with api.ErrSessionBusy while another turn runs.
 func (h *Host) Send(ctx context.Context, sessionID, message string) (string, error) {
-	st, err := h.sessions()
-	if err != nil {
-		return "", err
-	}
 	if strings.TrimSpace(message) == "" {
-		return "", ErrEmptyMessage
+		return "", api.ErrEmptyMessage
 	}
 	sess, err := h.Session(ctx, sessionID)
 	if err != nil {
 		return "", err
 	}
-	turnID := newID("turn")
-	begun, err := st.BeginTurn(ctx, store.Turn{SessionID: sessionID, ID: turnID, Kind: "model"}, h.lease(),
-		store.Event{Kind: EventTurnStarted, Data: data(map[string]string{"kind": "model"})},
-		store.Event{Kind: EventMessage, Data: data(map[string]string{"role": "user", "text": message})})
+	turnID, err := h.beginTurn(ctx, sessionID, api.TurnStarted{Kind: api.TurnModel}, api.Message{Role: api.RoleUser, Text: message})
 	if err != nil {
-		return "", h.turnError(err, sessionID)
+		return "", err
 	}
-	h.hub.publish(sessionID, begun)
-	tctx := h.track(sessionID, turnID)
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		h.runTurn(tctx, sess, turnID)
-	}()
+	h.startTurn(sess, turnID)
 	return turnID, nil
-}
-
-func (h *Host) turnError(err error, sessionID string) error {
-	switch {
-	case errors.Is(err, store.ErrBusy):
-		return ErrSessionBusy
-	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("%w: %s", ErrSessionNotFound, sessionID)
-	}
-	return err
 }
 
 // Cancel cancels the session's running turn, which then ends with
@@ -234,12 +111,51 @@ func (h *Host) Cancel(ctx context.Context, sessionID string) error {
 	if _, err := h.Session(ctx, sessionID); err != nil {
 		return err
 	}
-	h.mu.Lock()
-	rt := h.running[sessionID]
-	h.mu.Unlock()
-	if rt == nil {
-		return ErrNoRunningTurn
+	if !h.leases.cancel(sessionID, errCancelled) {
+		return api.ErrNoRunningTurn
 	}
-	rt.cancel(errCancelled)
 	return nil
+}
+
+// beginTurn starts a turn in a session, holding its lease, with its first
+// events.
+func (h *Host) beginTurn(ctx context.Context, sessionID string, start api.TurnStarted, more ...api.Payload) (string, error) {
+	turnID := newID("turn")
+	_, err := h.log.BeginTurn(ctx, store.BeginTurnParams{
+		Turn:   api.Turn{SessionID: sessionID, ID: turnID, Kind: start.Kind},
+		Lease:  h.leases.lease(),
+		Events: events(turnID, append([]api.Payload{start}, more...)...),
+	})
+	if err != nil {
+		return "", storeError(err, sessionNotFound(sessionID))
+	}
+	return turnID, nil
+}
+
+// endTurn ends a running turn with its last event: completed, or failed
+// with the reason of a TurnFailed. A turn that has already ended (another
+// host closed it) is no error.
+func (h *Host) endTurn(ctx context.Context, sessionID, turnID string, end api.Payload) error {
+	p := store.EndTurnParams{SessionID: sessionID, TurnID: turnID, Status: api.TurnStatusCompleted, Events: events(turnID, end)}
+	if f, ok := end.(api.TurnFailed); ok {
+		p.Status, p.Reason = api.TurnStatusFailed, f.Reason
+	}
+	_, err := h.log.EndTurn(context.WithoutCancel(ctx), p)
+	if errors.Is(err, store.ErrNotRunning) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("ending turn %s: %w", turnID, err)
+	}
+	return nil
+}
+
+// startTurn runs a model turn in the background, holding its lease.
+func (h *Host) startTurn(sess api.Session, turnID string) {
+	tctx := h.leases.track(h.ctx, h.log, h.logger, sess.ID, turnID)
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		h.runTurn(tctx, sess, turnID)
+	}()
 }

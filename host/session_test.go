@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/fakemodel"
 	"github.com/agentsdk/agentsdk/model"
@@ -100,7 +101,7 @@ func setupSessions(t *testing.T, provider string, opts host.Options, script ...f
 
 // waitTurn waits for the turn's final event and returns all the session's
 // events.
-func (b *sessionBundle) waitTurn(t *testing.T, sessionID, turnID string) []store.Event {
+func (b *sessionBundle) waitTurn(t *testing.T, sessionID, turnID string) []api.Event {
 	t.Helper()
 	sub := b.host.Subscribe(sessionID)
 	defer sub.Close()
@@ -111,7 +112,7 @@ func (b *sessionBundle) waitTurn(t *testing.T, sessionID, turnID string) []store
 			t.Fatal(err)
 		}
 		for _, e := range evs {
-			if e.TurnID == turnID && (e.Kind == host.EventTurnCompleted || e.Kind == host.EventTurnFailed) {
+			if e.TurnID == turnID && (e.Kind == api.KindTurnCompleted || e.Kind == api.KindTurnFailed) {
 				return evs
 			}
 		}
@@ -124,16 +125,16 @@ func (b *sessionBundle) waitTurn(t *testing.T, sessionID, turnID string) []store
 	}
 }
 
-func kinds(evs []store.Event) string {
+func kinds(evs []api.Event) string {
 	var k []string
 	for _, e := range evs {
-		k = append(k, e.Kind)
+		k = append(k, string(e.Kind))
 	}
 	return strings.Join(k, " ")
 }
 
-func find(evs []store.Event, kind string) []store.Event {
-	var out []store.Event
+func find(evs []api.Event, kind api.Kind) []api.Event {
+	var out []api.Event
 	for _, e := range evs {
 		if e.Kind == kind {
 			out = append(out, e)
@@ -170,7 +171,7 @@ func TestModelTurn(t *testing.T) {
 					t.Errorf("event %d has seq %d", i, e.Seq)
 				}
 			}
-			results := find(evs, host.EventActionResult)
+			results := find(evs, api.KindActionResult)
 			var r []map[string]any
 			for _, e := range results {
 				var m map[string]any
@@ -186,7 +187,7 @@ func TestModelTurn(t *testing.T) {
 			if r[3]["isError"] != true || !strings.Contains(r[3]["result"].(string), "input: is not valid JSON") {
 				t.Errorf("malformed input: %v", r[3])
 			}
-			if last := find(evs, host.EventMessage); len(last) != 3 || !strings.Contains(string(last[2].Data), `"text":"Clear in both."`) {
+			if last := find(evs, api.KindMessage); len(last) != 3 || !strings.Contains(string(last[2].Data), `"text":"Clear in both."`) {
 				t.Errorf("messages: %v", last)
 			}
 			// The model saw every result: the tool error and the validation
@@ -243,12 +244,12 @@ func TestTurnFailures(t *testing.T) {
 				t.Fatal(err)
 			}
 			evs := b.waitTurn(t, sess.ID, turnID)
-			failed := find(evs, host.EventTurnFailed)
+			failed := find(evs, api.KindTurnFailed)
 			if len(failed) != 1 || !strings.Contains(string(failed[0].Data), tt.reason) {
 				t.Fatalf("events %s; turn.failed %v, want reason with %q", kinds(evs), failed, tt.reason)
 			}
 			if tt.name == "unknown tool" {
-				if r := find(evs, host.EventActionResult); len(r) != 1 || !strings.Contains(string(r[0].Data), `unknown tool \"nope\" (available: broken, echo, slow, weather, where)`) {
+				if r := find(evs, api.KindActionResult); len(r) != 1 || !strings.Contains(string(r[0].Data), `unknown tool \"nope\" (available: broken, echo, slow, weather, where)`) {
 					t.Errorf("unknown tool result: %v", r)
 				}
 			}
@@ -272,17 +273,17 @@ func TestCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.host.Send(ctx, sess.ID, "another"); !errors.Is(err, host.ErrSessionBusy) {
+	if _, err := b.host.Send(ctx, sess.ID, "another"); !errors.Is(err, api.ErrSessionBusy) {
 		t.Errorf("Send during a turn: %v", err)
 	}
 	if err := b.host.Cancel(ctx, sess.ID); err != nil {
 		t.Fatal(err)
 	}
 	evs := b.waitTurn(t, sess.ID, turnID)
-	if f := find(evs, host.EventTurnFailed); len(f) != 1 || !strings.Contains(string(f[0].Data), `"reason":"cancelled"`) {
+	if f := find(evs, api.KindTurnFailed); len(f) != 1 || !strings.Contains(string(f[0].Data), `"reason":"cancelled"`) {
 		t.Errorf("events %s: %v", kinds(evs), f)
 	}
-	if err := b.host.Cancel(ctx, sess.ID); !errors.Is(err, host.ErrNoRunningTurn) {
+	if err := b.host.Cancel(ctx, sess.ID); !errors.Is(err, api.ErrNoRunningTurn) {
 		t.Errorf("Cancel with nothing running: %v", err)
 	}
 }
@@ -313,7 +314,7 @@ func TestSessionBoundCall(t *testing.T) {
 	if !strings.Contains(string(evs[2].Data), `"callId":"`+out.CallID+`"`) {
 		t.Errorf("action.result: %s", evs[2].Data)
 	}
-	if _, err := b.host.CallTool(ctx, "where", nil, &host.CallOptions{SessionID: "sess_nope"}); !errors.Is(err, host.ErrSessionNotFound) {
+	if _, err := b.host.CallTool(ctx, "where", nil, &host.CallOptions{SessionID: "sess_nope"}); !errors.Is(err, api.ErrSessionNotFound) {
 		t.Errorf("unknown session: %v", err)
 	}
 	// The agent tool is on disk in the session's workspace.
@@ -339,7 +340,7 @@ func TestBusySession(t *testing.T) {
 			switch {
 			case err == nil:
 				ran++
-			case errors.Is(err, host.ErrSessionBusy):
+			case errors.Is(err, api.ErrSessionBusy):
 				busy++
 			default:
 				t.Error(err)
@@ -368,12 +369,12 @@ func TestInterruptedTurnIsClosed(t *testing.T) {
 	ctx := context.Background()
 	sess, _, _ := b.host.CreateSession(ctx, host.SessionOptions{})
 	// Another host began a turn and died: its lease is already over.
-	if _, err := b.store.BeginTurn(ctx, store.Turn{SessionID: sess.ID, ID: "turn_dead", Kind: "model"},
-		store.Lease{Holder: "dead", TTL: -time.Second}, store.Event{Kind: "turn.started"}); err != nil {
+	if _, err := b.store.BeginTurn(ctx, store.BeginTurnParams{Turn: api.Turn{SessionID: sess.ID, ID: "turn_dead", Kind: api.TurnModel},
+		Lease: store.Lease{Holder: "dead", TTL: -time.Second}, Events: []api.Event{{Kind: api.KindTurnStarted}}}); err != nil {
 		t.Fatal(err)
 	}
 	evs := b.waitTurn(t, sess.ID, "turn_dead")
-	if f := find(evs, host.EventTurnFailed); len(f) != 1 || !strings.Contains(string(f[0].Data), "interrupted by host restart") {
+	if f := find(evs, api.KindTurnFailed); len(f) != 1 || !strings.Contains(string(f[0].Data), "interrupted by host restart") {
 		t.Errorf("events %s", kinds(evs))
 	}
 	if _, err := b.host.CallTool(ctx, "slow", nil, &host.CallOptions{SessionID: sess.ID}); err != nil {
@@ -398,8 +399,13 @@ func TestSessionsList(t *testing.T) {
 	if _, _, err := b.host.CreateSession(ctx, host.SessionOptions{Channel: "bad channel"}); err == nil {
 		t.Error("a bad channel name should be refused")
 	}
-	noStore, _ := host.New(sessionTools(t), &host.Options{StateRoot: t.TempDir()})
-	if _, _, err := noStore.CreateSession(ctx, host.SessionOptions{}); !errors.Is(err, host.ErrNoSessions) {
-		t.Errorf("without a store: %v", err)
+	// Without a store given, a host keeps its sessions in memory.
+	inMemory, _ := host.New(sessionTools(t), &host.Options{StateRoot: t.TempDir()})
+	sess, _, err := inMemory.CreateSession(ctx, host.SessionOptions{})
+	if err != nil {
+		t.Fatalf("without a store: %v", err)
+	}
+	if got, err := inMemory.Session(ctx, sess.ID); err != nil || got.ID != sess.ID {
+		t.Errorf("without a store: %+v, %v", got, err)
 	}
 }

@@ -12,12 +12,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/agentsdk/agentsdk/store"
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/tool"
 )
-
-// EventSessionTagged records a tag a tool put on its session.
-const EventSessionTagged = "session.tagged"
 
 // telemetry is the host's OpenTelemetry instruments.
 type telemetry struct {
@@ -122,7 +119,7 @@ func (o otelService) Record(ctx context.Context, name string, v float64, a map[s
 }
 
 func (o otelService) TagSession(ctx context.Context, key, value string) error {
-	if o.sessionID == "" || o.h.store == nil {
+	if o.sessionID == "" {
 		return tool.ErrNoSession
 	}
 	tag := attribute.String("session.tag."+key, value)
@@ -130,7 +127,7 @@ func (o otelService) TagSession(ctx context.Context, key, value string) error {
 	if turn, ok := ctx.Value(turnSpanKey{}).(trace.Span); ok {
 		turn.SetAttributes(tag)
 	}
-	return o.h.append(ctx, o.sessionID, o.turnID, store.Event{Kind: EventSessionTagged, Data: data(map[string]string{"key": key, "value": value})})
+	return o.h.emit(ctx, o.sessionID, o.turnID, api.SessionTagged{Key: key, Value: value})
 }
 
 // turnSpanKey carries a turn's span to the tools it calls, for TagSession.

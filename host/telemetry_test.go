@@ -12,6 +12,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/fakemodel"
 	"github.com/agentsdk/agentsdk/model"
@@ -60,7 +61,7 @@ func TestTelemetry(t *testing.T) {
 	b := &sessionBundle{host: h, store: st, fake: fake, state: state}
 	sess, turn1, _ := h.CreateSession(ctx, host.SessionOptions{Message: "review it"})
 	evs := b.waitTurn(t, sess.ID, turn1)
-	if tagged := find(evs, host.EventSessionTagged); len(tagged) != 1 || !strings.Contains(string(tagged[0].Data), `"key":"pr"`) {
+	if tagged := find(evs, api.KindSessionTagged); len(tagged) != 1 || !strings.Contains(string(tagged[0].Data), `"key":"pr"`) {
 		t.Errorf("session.tagged: %s", kinds(evs))
 	}
 	turn2, _ := h.Send(ctx, sess.ID, "again")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -15,27 +14,16 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/agentsdk/agentsdk/internal/agenttool"
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/model"
-	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
-func osMkdirAll(dir string) error { return os.MkdirAll(dir, 0o700) }
-
-// requestedAction is one entry of an actions.requested event.
-type requestedAction struct {
-	CallID      string          `json:"callId"`
-	ModelCallID string          `json:"modelCallId"`
-	Tool        string          `json:"tool"`
-	Input       json.RawMessage `json:"input,omitempty"`
-	// InputText holds input that is not valid JSON, as the model sent it.
-	InputText string `json:"inputText,omitempty"`
-}
-
 // runTurn runs a model turn to its end: model calls and tool calls in
 // turn, until the model stops calling tools or the step limit is reached.
-func (h *Host) runTurn(ctx context.Context, sess store.Session, turnID string) {
+// A turn with calls waiting for approval parks instead, and runs again
+// from its history once they are decided.
+func (h *Host) runTurn(ctx context.Context, sess api.Session, turnID string) {
 	ctx, span := h.telemetry.tracer.Start(ctx, "agent.turn", trace.WithAttributes(
 		attribute.String("session.id", sess.ID), attribute.String("turn.id", turnID), attribute.String("session.channel", sess.Channel)))
 	defer span.End()
@@ -58,8 +46,8 @@ func (h *Host) runTurn(ctx context.Context, sess store.Session, turnID string) {
 	if errors.Is(err, errParked) {
 		// Stop holding the turn before parking it, and before a resumption
 		// (possibly right here) tracks it afresh.
-		h.untrack(sess.ID, turnID)
-		if err := h.store.ParkTurn(context.WithoutCancel(ctx), sess.ID, turnID); err != nil {
+		h.leases.untrack(sess.ID, turnID)
+		if err := h.log.ParkTurn(context.WithoutCancel(ctx), sess.ID, turnID); err != nil {
 			h.logger.Error("parking a turn", "session", sess.ID, "turn", turnID, "err", err)
 			return
 		}
@@ -67,33 +55,35 @@ func (h *Host) runTurn(ctx context.Context, sess store.Session, turnID string) {
 		h.maybeResume(context.WithoutCancel(ctx), sess.ID, turnID)
 		return
 	}
-	defer h.untrack(sess.ID, turnID)
-	status, kind, payload := store.TurnCompleted, EventTurnCompleted, map[string]any{"steps": steps}
-	reason := ""
+	defer h.leases.untrack(sess.ID, turnID)
+	var end api.Payload = api.TurnCompleted{Steps: &steps}
 	if err != nil {
-		status, kind, reason = store.TurnFailed, EventTurnFailed, err.Error()
-		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
-			switch {
-			case errors.Is(cause, errCancelled):
-				reason = "cancelled"
-			case errors.Is(cause, errStopping):
-				reason = reasonShutdown
-			default:
-				reason = cause.Error()
-			}
-		}
-		payload = map[string]any{"steps": steps, "reason": reason}
+		end = api.TurnFailed{Reason: failureReason(ctx, err), Steps: &steps}
 	}
-	ended, err := h.store.EndTurn(context.WithoutCancel(ctx), sess.ID, turnID, status, reason, store.Event{Kind: kind, Data: data(payload)})
-	if err != nil && !errors.Is(err, store.ErrNotRunning) {
+	if err := h.endTurn(ctx, sess.ID, turnID, end); err != nil {
 		h.logger.Error("ending a turn", "session", sess.ID, "turn", turnID, "err", err)
 	}
-	h.hub.publish(sess.ID, ended)
 }
 
-func (h *Host) loop(ctx context.Context, sess store.Session, turnID string) (int, error) {
-	if h.model == nil {
-		return 0, h.modelErr
+// failureReason is what turn.failed says: why the turn's context ended
+// (cancelled, shut down, lease lost), or the error.
+func failureReason(ctx context.Context, err error) string {
+	cause := context.Cause(ctx)
+	if cause == nil || ctx.Err() == nil {
+		return err.Error()
+	}
+	switch {
+	case errors.Is(cause, errCancelled):
+		return "cancelled"
+	case errors.Is(cause, errStopping):
+		return reasonShutdown
+	}
+	return cause.Error()
+}
+
+func (h *Host) loop(ctx context.Context, sess api.Session, turnID string) (int, error) {
+	if h.opts.Model == nil {
+		return 0, h.opts.ModelError
 	}
 	history, tags, err := h.history(ctx, sess.ID)
 	if err != nil {
@@ -107,13 +97,14 @@ func (h *Host) loop(ctx context.Context, sess store.Session, turnID string) (int
 	for _, t := range h.tools.Tools() {
 		specs = append(specs, model.Tool{Name: t.Name(), Description: t.Description(), InputSchema: t.InputSchema()})
 	}
-	for step := 1; step <= h.maxSteps; step++ {
-		text, calls, err := h.callModel(ctx, sess.ID, turnID, &model.Request{System: h.system, Messages: history, Tools: specs, MaxTokens: h.maxTokens})
+	for step := 1; step <= h.opts.MaxSteps; step++ {
+		req := &model.Request{System: h.opts.System, Messages: history, Tools: specs, MaxTokens: h.opts.MaxTokens}
+		text, calls, err := h.callModel(ctx, sess.ID, turnID, req)
 		if err != nil {
 			return step, err
 		}
 		if text != "" {
-			if err := h.append(ctx, sess.ID, turnID, store.Event{Kind: EventMessage, Data: data(map[string]string{"role": "assistant", "text": text})}); err != nil {
+			if err := h.emit(ctx, sess.ID, turnID, api.Message{Role: api.RoleAssistant, Text: text}); err != nil {
 				return step, err
 			}
 		}
@@ -130,16 +121,17 @@ func (h *Host) loop(ctx context.Context, sess store.Session, turnID string) (int
 			return step, ctx.Err()
 		}
 	}
-	return h.maxSteps, fmt.Errorf("step limit reached: the model was still calling tools after %d steps", h.maxSteps)
+	return h.opts.MaxSteps, fmt.Errorf("step limit reached: the model was still calling tools after %d steps", h.opts.MaxSteps)
 }
 
 // callModel streams one model answer, storing text deltas as they come.
 func (h *Host) callModel(ctx context.Context, sessionID, turnID string, req *model.Request) (string, []model.ToolCall, error) {
-	mctx, cancel := context.WithTimeoutCause(ctx, h.modelTimeout, fmt.Errorf("the model did not answer within %s", h.modelTimeout))
+	timeout := h.opts.ModelTimeout
+	mctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("the model did not answer within %s", timeout))
 	defer cancel()
 	var text strings.Builder
 	var calls []model.ToolCall
-	for chunk, err := range h.model.Stream(mctx, req) {
+	for chunk, err := range h.opts.Model.Stream(mctx, req) {
 		if err != nil {
 			if cause := context.Cause(mctx); mctx.Err() != nil && ctx.Err() == nil {
 				return "", nil, fmt.Errorf("model: %w", cause)
@@ -148,7 +140,7 @@ func (h *Host) callModel(ctx context.Context, sessionID, turnID string, req *mod
 		}
 		if chunk.Text != "" {
 			text.WriteString(chunk.Text)
-			if err := h.append(ctx, sessionID, turnID, store.Event{Kind: EventMessageDelta, Data: data(map[string]string{"text": chunk.Text})}); err != nil {
+			if err := h.emit(ctx, sessionID, turnID, api.MessageDelta{Text: chunk.Text}); err != nil {
 				return "", nil, err
 			}
 		}
@@ -171,25 +163,25 @@ func (h *Host) callModel(ctx context.Context, sessionID, turnID string, req *mod
 
 // runActions announces the model's tool calls, runs them with bounded
 // concurrency and records each result as it comes.
-func (h *Host) runActions(ctx context.Context, sess store.Session, turnID string, calls []model.ToolCall) ([]model.ToolResult, error) {
-	actions := make([]requestedAction, len(calls))
+func (h *Host) runActions(ctx context.Context, sess api.Session, turnID string, calls []model.ToolCall) ([]model.ToolResult, error) {
+	actions := make([]api.Action, len(calls))
 	for i, c := range calls {
 		name := c.Name
 		if tool.CheckName(name) != nil {
 			name = "invalid"
 		}
-		actions[i] = requestedAction{CallID: tool.NewCallID(name), ModelCallID: c.ID, Tool: c.Name}
+		actions[i] = api.Action{CallID: tool.NewCallID(name), ModelCallID: c.ID, Tool: c.Name}
 		if json.Valid(c.Input) {
 			actions[i].Input = c.Input
 		} else {
 			actions[i].InputText = string(c.Input)
 		}
 	}
-	if err := h.append(ctx, sess.ID, turnID, store.Event{Kind: EventActionsRequested, Data: data(map[string]any{"actions": actions})}); err != nil {
+	if err := h.emit(ctx, sess.ID, turnID, api.ActionsRequested{Actions: actions}); err != nil {
 		return nil, err
 	}
 	results := make([]model.ToolResult, len(calls))
-	sem := make(chan struct{}, h.toolConcurrency)
+	sem := make(chan struct{}, h.opts.ToolConcurrency)
 	var wg sync.WaitGroup
 	var appendErr error
 	var mu sync.Mutex
@@ -207,10 +199,10 @@ func (h *Host) runActions(ctx context.Context, sess store.Session, turnID string
 				return // its result comes when someone decides
 			}
 			results[i] = model.ToolResult{CallID: c.ID, Content: resultText(out), IsError: out.IsError}
-			err := h.append(ctx, sess.ID, turnID, store.Event{Kind: EventActionResult, Data: data(actionResult{
+			err := h.emit(ctx, sess.ID, turnID, api.ActionResult{
 				CallID: actions[i].CallID, ModelCallID: c.ID, Tool: c.Name, IsError: out.IsError, Result: out.Result,
 				DurationMs: time.Since(start).Milliseconds(),
-			})})
+			})
 			if err != nil {
 				mu.Lock()
 				appendErr = err
@@ -233,7 +225,7 @@ var errParked = errors.New("waiting for approval")
 // execute runs one of the model's tool calls. Every failure becomes a
 // result the model can read and act on. A call that needs approval is
 // parked instead: waits is true, and its result comes later.
-func (h *Host) execute(ctx context.Context, sess store.Session, turnID, callID string, c model.ToolCall) (out tool.Output, waits bool) {
+func (h *Host) execute(ctx context.Context, sess api.Session, turnID, callID string, c model.ToolCall) (out tool.Output, waits bool) {
 	t, ok := h.tools.Lookup(c.Name)
 	if !ok {
 		return tool.ErrorOutput((&tool.UnknownToolError{Name: c.Name, Available: h.tools.Names()}).Error()), false
@@ -242,165 +234,11 @@ func (h *Host) execute(ctx context.Context, sess store.Session, turnID, callID s
 	if err != nil {
 		return tool.ErrorOutput(err.Error()), false
 	}
-	if needed, reason := in.NeedsApproval(); needed {
-		if reason != nil {
-			h.logger.Warn("approval predicate failed; treating the call as needing approval", "tool", c.Name, "err", reason)
-		}
-		if _, err := h.park(ctx, t, in, callID, sess.ID, turnID, c.ID, sess.Principal); err != nil {
+	if h.needsApproval(t, in) {
+		if _, err := h.park(ctx, t, in, parkSpec{callID: callID, sessionID: sess.ID, turnID: turnID, modelCallID: c.ID, by: sess.Principal}); err != nil {
 			return tool.ErrorOutput("parking the call for approval failed: " + err.Error()), false
 		}
 		return tool.Output{}, true
 	}
-	return h.run(ctx, sess, turnID, t, in, callID), false
-}
-
-// run runs a validated call in a session.
-func (h *Host) run(ctx context.Context, sess store.Session, turnID string, t *tool.Tool, in *tool.Input, callID string) (out tool.Output) {
-	ctx, end := h.telemetry.startTool(ctx, t.Name(), callID, sess.ID)
-	defer func() { end(out) }()
-	ws := h.WorkspaceDir(sess.ID)
-	if t.Execution() == tool.Agent {
-		if err := osMkdirAll(ws); err != nil {
-			return tool.ErrorOutput("creating the session workspace: " + err.Error())
-		}
-		if err := agenttool.Materialize(ws, h.tools); err != nil {
-			return tool.ErrorOutput(err.Error())
-		}
-		return agenttool.Run(ctx, t, in, agenttool.RunOptions{Workspace: ws, CallID: callID, SessionID: sess.ID})
-	}
-	call := tool.NewCall(tool.CallInfo{
-		ID: callID, Tool: t.Name(), StateRoot: h.stateRoot, Logger: h.logger, Host: h.servicesFor(sess.ID, turnID), Sessions: h.sessionsFor(),
-		Artifacts: artifacts{h: h, sessionID: sess.ID, turnID: turnID, callID: callID},
-		Session:   tool.Session{ID: sess.ID, Channel: sess.Channel, Mode: sess.Mode, Principal: sess.Principal},
-		Workspace: h.sessionWorkspace(sess.ID),
-	})
-	out, err := t.Run(ctx, call, in)
-	if err != nil {
-		return tool.ErrorOutput(err.Error())
-	}
-	return out
-}
-
-// resultText is what the model reads of a result: a string as it is, the
-// text of a Result's content, or the JSON.
-func resultText(out tool.Output) string {
-	var s string
-	if json.Unmarshal(out.Result, &s) == nil {
-		return s
-	}
-	var r tool.Result
-	if json.Unmarshal(out.Result, &r) == nil && r.Content != nil {
-		var parts []string
-		for _, c := range r.Content {
-			switch c.Type {
-			case "text":
-				parts = append(parts, c.Text)
-			case "resource":
-				if c.Resource != nil {
-					parts = append(parts, c.Resource.Text)
-				}
-			default:
-				parts = append(parts, fmt.Sprintf("[%s content, %s]", c.Type, c.MimeType))
-			}
-		}
-		if len(parts) > 0 {
-			return strings.Join(parts, "\n")
-		}
-	}
-	return string(out.Result)
-}
-
-// history rebuilds the conversation from the session's stored events: user
-// and assistant messages, the model's tool calls and their results. Calls
-// made directly are not part of it; a call whose result never came (its
-// host died) gets a result saying so, as the APIs require one.
-func (h *Host) history(ctx context.Context, sessionID string) ([]model.Message, map[string]string, error) {
-	var msgs []model.Message
-	tags := map[string]string{}
-	requested := map[string]int{} // model call id -> index of its assistant message
-	answered := map[string]bool{}
-	err := h.eachEvent(ctx, sessionID, func(e store.Event) {
-		switch e.Kind {
-		case EventSessionTagged:
-			var tag struct{ Key, Value string }
-			if json.Unmarshal(e.Data, &tag) == nil {
-				tags[tag.Key] = tag.Value
-			}
-		case EventMessage:
-			var m struct{ Role, Text string }
-			if json.Unmarshal(e.Data, &m) != nil {
-				return
-			}
-			if m.Role == "assistant" {
-				msgs = append(msgs, model.Message{Role: model.Assistant, Text: m.Text})
-			} else if n := len(msgs); n > 0 && msgs[n-1].Role == model.User {
-				msgs[n-1].Text = strings.TrimPrefix(msgs[n-1].Text+"\n\n"+m.Text, "\n\n")
-			} else {
-				msgs = append(msgs, model.Message{Role: model.User, Text: m.Text})
-			}
-		case EventActionsRequested:
-			var a struct{ Actions []requestedAction }
-			if json.Unmarshal(e.Data, &a) != nil {
-				return
-			}
-			if n := len(msgs); n == 0 || msgs[n-1].Role != model.Assistant {
-				msgs = append(msgs, model.Message{Role: model.Assistant})
-			}
-			last := len(msgs) - 1
-			for _, act := range a.Actions {
-				input := act.Input
-				if input == nil {
-					input = json.RawMessage(act.InputText)
-				}
-				msgs[last].ToolCalls = append(msgs[last].ToolCalls, model.ToolCall{ID: act.ModelCallID, Name: act.Tool, Input: input})
-				requested[act.ModelCallID] = last
-			}
-		case EventActionResult:
-			var r actionResult
-			if json.Unmarshal(e.Data, &r) != nil || r.Direct || r.ModelCallID == "" {
-				return
-			}
-			if _, ok := requested[r.ModelCallID]; !ok || answered[r.ModelCallID] {
-				return
-			}
-			answered[r.ModelCallID] = true
-			res := model.ToolResult{CallID: r.ModelCallID, Content: resultText(tool.Output{Result: r.Result}), IsError: r.IsError}
-			if n := len(msgs); n > 0 && msgs[n-1].Role == model.User && msgs[n-1].Text == "" {
-				msgs[n-1].ToolResults = append(msgs[n-1].ToolResults, res)
-			} else {
-				msgs = append(msgs, model.Message{Role: model.User, ToolResults: []model.ToolResult{res}})
-			}
-		}
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return fillMissingResults(msgs, answered), tags, nil
-}
-
-// fillMissingResults gives every tool call without a result one that says
-// so, right after its assistant message.
-func fillMissingResults(msgs []model.Message, answered map[string]bool) []model.Message {
-	var out []model.Message
-	for i, m := range msgs {
-		out = append(out, m)
-		if m.Role != model.Assistant {
-			continue
-		}
-		var missing []model.ToolResult
-		for _, c := range m.ToolCalls {
-			if !answered[c.ID] {
-				missing = append(missing, model.ToolResult{CallID: c.ID, Content: "no result: the turn ended before this call finished", IsError: true})
-			}
-		}
-		if len(missing) == 0 {
-			continue
-		}
-		if i+1 < len(msgs) && msgs[i+1].Role == model.User {
-			msgs[i+1].ToolResults = append(missing, msgs[i+1].ToolResults...)
-			continue
-		}
-		out = append(out, model.Message{Role: model.User, ToolResults: missing})
-	}
-	return out
+	return h.run(ctx, callSpec{id: callID, tool: t, in: in, session: &sess, turnID: turnID}), false
 }

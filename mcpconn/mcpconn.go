@@ -19,48 +19,20 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentsdk/agentsdk/internal/agentconfig"
-	"github.com/agentsdk/agentsdk/serve"
+	"github.com/agentsdk/agentsdk/agentconfig"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
-// Importing mcpconn lets agent binaries reach the MCP servers of agent.yaml;
-// agent-sdk imports it into agents whose agent.yaml has mcp: servers.
-func init() {
-	serve.RegisterMCP(func(servers map[string]agentconfig.MCPServer) (tool.MCP, error) {
-		s := make(map[string]Server, len(servers))
-		for name, m := range servers {
-			s[name] = Server(m)
-		}
-		return New(s, nil)
-	})
-}
-
-// Server is one MCP server of agent.yaml: a command (stdio) or a URL
-// (streamable HTTP).
-type Server struct {
-	Command     string            `yaml:"command"`
-	Args        []string          `yaml:"args"`
-	Env         map[string]string `yaml:"env"`
-	URL         string            `yaml:"url"`
-	Headers     map[string]string `yaml:"headers"`
-	BearerToken string            `yaml:"bearerToken"`
-}
-
-// Validate checks that a server is one kind or the other.
-func (s Server) Validate() error {
-	switch {
-	case s.Command != "" && s.URL != "":
-		return errors.New("give either command or url, not both")
-	case s.Command == "" && s.URL == "":
-		return errors.New("give a command (stdio server) or a url (streamable HTTP server)")
-	}
-	return nil
+// Open connects to servers for the agent binary: it is the OpenMCP of
+// agentmain.Options, which agent-sdk sets in the generated main of agents
+// whose agent.yaml has mcp: servers.
+func Open(servers map[string]agentconfig.MCPServer, logger *slog.Logger) (tool.MCP, error) {
+	return New(servers, logger)
 }
 
 // Conns is the host's connections, safe for concurrent use.
 type Conns struct {
-	servers map[string]Server
+	servers map[string]agentconfig.MCPServer
 	client  *mcp.Client
 	logger  *slog.Logger
 	mu      sync.Mutex
@@ -69,7 +41,7 @@ type Conns struct {
 }
 
 // New returns connections to servers; none is started yet.
-func New(servers map[string]Server, logger *slog.Logger) (*Conns, error) {
+func New(servers map[string]agentconfig.MCPServer, logger *slog.Logger) (*Conns, error) {
 	for name, s := range servers {
 		if err := s.Validate(); err != nil {
 			return nil, fmt.Errorf("mcp server %s: %w", name, err)

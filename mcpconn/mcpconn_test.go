@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentsdk/agentsdk/agentconfig"
 	"github.com/agentsdk/agentsdk/mcpconn"
 	"github.com/agentsdk/agentsdk/tool"
 )
@@ -44,7 +45,7 @@ func text(t *testing.T, r tool.Result) string {
 
 func TestStdioServer(t *testing.T) {
 	ctx := context.Background()
-	c, err := mcpconn.New(map[string]mcpconn.Server{"test": {Command: serverBin}}, nil)
+	c, err := mcpconn.New(map[string]agentconfig.MCPServer{"test": {Command: serverBin}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func TestHTTPServer(t *testing.T) {
 			t.Fatal("the HTTP MCP server did not start")
 		}
 	}
-	c, _ := mcpconn.New(map[string]mcpconn.Server{"remote": {URL: "http://" + addr, BearerToken: "s3cret"}}, nil)
+	c, _ := mcpconn.New(map[string]agentconfig.MCPServer{"remote": {URL: "http://" + addr, BearerToken: "s3cret"}}, nil)
 	defer c.Close()
 	r, err := c.CallTool(context.Background(), "remote", "whoami", nil)
 	if err != nil || text(t, r) != "Bearer s3cret" {
@@ -117,8 +118,8 @@ func TestHTTPServer(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
-	for _, s := range []mcpconn.Server{{}, {Command: "x", URL: "http://y"}} {
-		if _, err := mcpconn.New(map[string]mcpconn.Server{"bad": s}, nil); err == nil {
+	for _, s := range []agentconfig.MCPServer{{}, {Command: "x", URL: "http://y"}} {
+		if _, err := mcpconn.New(map[string]agentconfig.MCPServer{"bad": s}, nil); err == nil {
 			t.Errorf("%+v accepted", s)
 		}
 	}

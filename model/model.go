@@ -57,9 +57,11 @@ type Tool struct {
 
 // Request is one model call.
 type Request struct {
-	System    string
-	Messages  []Message
-	Tools     []Tool
+	System   string
+	Messages []Message
+	Tools    []Tool
+	// MaxTokens caps the answer's length; 0 means the provider's
+	// Config.MaxTokens, and failing that MaxTokensDefault.
 	MaxTokens int
 }
 
@@ -81,8 +83,12 @@ type Config struct {
 	Name      string `yaml:"name" json:"name"`           // the model's name
 	BaseURL   string `yaml:"baseURL" json:"baseURL"`     // default: the provider's, or its usual environment variable
 	APIKey    string `yaml:"apiKey" json:"-"`            // default: the provider's usual environment variable
-	MaxTokens int    `yaml:"maxTokens" json:"maxTokens"` // default 4096
+	MaxTokens int    `yaml:"maxTokens" json:"maxTokens"` // default MaxTokensDefault; a Request's own MaxTokens wins
 }
+
+// MaxTokensDefault caps an answer's length when neither the [Request] nor
+// the provider's [Config] says otherwise.
+const MaxTokensDefault = 4096
 
 // Opener makes a provider from its configuration.
 type Opener func(Config) (Provider, error)
@@ -129,7 +135,7 @@ func Open(cfg Config) (Provider, error) {
 			cfg.Provider, strings.Join(Registered(), ", "))
 	}
 	if cfg.MaxTokens == 0 {
-		cfg.MaxTokens = 4096
+		cfg.MaxTokens = MaxTokensDefault
 	}
 	return open(cfg)
 }

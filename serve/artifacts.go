@@ -1,43 +1,30 @@
 package serve
 
 import (
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/tool"
 )
-
-func artifactError(err error) *apiError {
-	switch {
-	case errors.Is(err, tool.ErrFileNotFound):
-		return &apiError{Status: http.StatusNotFound, Code: "artifact_not_found", Message: err.Error()}
-	case errors.Is(err, tool.ErrNotConfigured):
-		return &apiError{Status: http.StatusBadRequest, Code: "sessions_unavailable", Message: err.Error()}
-	case strings.HasPrefix(err.Error(), "artifacts: files: "):
-		return &apiError{Status: http.StatusBadRequest, Code: "bad_name", Message: err.Error()}
-	}
-	return sessionError(err)
-}
 
 // listArtifacts answers GET /session/<id>/artifacts.
 func (s *Server) listArtifacts(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if _, err := s.host.Session(r.Context(), id); err != nil {
-		writeError(w, sessionError(err))
+		writeError(w, err)
 		return
 	}
 	list, err := s.host.Artifacts(r.Context(), id)
 	if err != nil {
-		writeError(w, artifactError(err))
+		writeError(w, err)
 		return
 	}
 	if list == nil {
 		list = []tool.FileInfo{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "artifacts": list})
+	writeJSON(w, http.StatusOK, api.ArtifactList{OK: true, Artifacts: list})
 }
 
 // getArtifact answers GET /session/<id>/artifacts/<name>: the content, with
@@ -45,12 +32,12 @@ func (s *Server) listArtifacts(w http.ResponseWriter, r *http.Request) {
 func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if _, err := s.host.Session(r.Context(), id); err != nil {
-		writeError(w, sessionError(err))
+		writeError(w, err)
 		return
 	}
 	rc, info, err := s.host.Artifact(r.Context(), id, r.PathValue("name"))
 	if err != nil {
-		writeError(w, artifactError(err))
+		writeError(w, err)
 		return
 	}
 	defer rc.Close()

@@ -9,66 +9,41 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/internal/jsonscan"
-	"github.com/agentsdk/agentsdk/store"
-	"github.com/agentsdk/agentsdk/tool"
 )
 
-// apiError is the one shape of every error the API returns:
-// {"ok":false,"error":{"code":…,"message":…,…}}.
-type apiError struct {
-	Status     int              `json:"-"`
-	Code       string           `json:"code"`
-	Message    string           `json:"message"`
-	Available  []string         `json:"available,omitempty"`  // unknown_tool
-	Violations []tool.Violation `json:"violations,omitempty"` // invalid_input
-	Approval   *store.Approval  `json:"approval,omitempty"`   // already_resolved: the first decision
-	CallID     string           `json:"callId,omitempty"`
+// writeError writes any error in the API's one error shape, with the
+// status of its code (api.AsError: an *api.Error as it is, anything else
+// internal).
+func writeError(w http.ResponseWriter, err error) {
+	e := api.AsError(err)
+	writeJSON(w, e.Status(), api.ErrorResponse{Error: e})
 }
 
-func decodeOutcome(b []byte, out *host.Outcome) error { return json.Unmarshal(b, out) }
-
-func (e *apiError) Error() string { return e.Message }
-
-// callError maps a refused direct call to its status and code.
-func callError(err error) *apiError {
-	var (
-		unknown  *tool.UnknownToolError
-		agent    *tool.AgentToolError
-		invalid  *tool.InputError
-		approval *host.ApprovalRequiredError
-	)
-	switch {
-	case errors.As(err, &unknown):
-		return &apiError{Status: http.StatusNotFound, Code: "unknown_tool", Message: err.Error(), Available: nonNil(unknown.Available)}
-	case errors.As(err, &agent):
-		return &apiError{Status: http.StatusBadRequest, Code: "agent_tool", Message: err.Error()}
-	case errors.As(err, &invalid):
-		return &apiError{Status: http.StatusBadRequest, Code: "invalid_input", Message: err.Error(), Violations: invalid.Violations}
-	case errors.As(err, &approval):
-		return &apiError{Status: http.StatusForbidden, Code: "approval_required", Message: err.Error()}
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		b.Reset()
+		b.WriteString(`{"ok":false,"error":{"code":"internal","message":"encoding the response failed"}}` + "\n")
 	}
-	return sessionError(err)
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b.Bytes())
 }
 
 // readBody reads a request body, refusing one over the limit.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	body, err := readAll(http.MaxBytesReader(w, r.Body, s.maxBody), r.ContentLength, s.maxBody)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large",
-				Message: fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit)}
+			return nil, api.AsError(tooBig)
 		}
-		return nil, &apiError{Status: http.StatusBadRequest, Code: "bad_request", Message: "reading request body: " + err.Error()}
+		return nil, api.Errorf(api.CodeBadRequest, "reading request body: %w", err)
 	}
 	return body, nil
 }
@@ -89,18 +64,35 @@ func readAll(r io.Reader, declared, limit int64) ([]byte, error) {
 	return buf, nil
 }
 
+// malformed is the error of a request body that is not what the endpoint
+// takes.
+func malformed(format string, a ...any) *api.Error {
+	return api.Errorf(api.CodeMalformedJSON, "request body: "+format, a...)
+}
+
+// decodeJSON decodes a small JSON object body strictly: no unknown fields,
+// nothing after the object.
+func decodeJSON(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return malformed("%s", err)
+	}
+	if dec.More() {
+		return malformed("unexpected data after the JSON object")
+	}
+	return nil
+}
+
 // parseCallRequest reads {"input": …, "sessionId": "…"}, refusing anything
 // else: malformed JSON, other fields, trailing data. It slices the input out
 // of the body without decoding it; the tool's validation does that once.
-func parseCallRequest(body []byte) (CallRequest, *apiError) {
-	var req CallRequest
-	malformed := func(msg string) *apiError {
-		return &apiError{Status: http.StatusBadRequest, Code: "malformed_json", Message: "request body: " + msg}
-	}
+func parseCallRequest(body []byte) (api.CallRequest, error) {
+	var req api.CallRequest
 	if len(bytes.TrimSpace(body)) == 0 {
 		return req, malformed(`empty; send a JSON object such as {"input": {…}}`)
 	}
-	var fieldErr *apiError
+	var fieldErr error
 	err := jsonscan.Object(body, func(key []byte, plain bool, value []byte) error {
 		switch {
 		case plain && string(key) == "input":
@@ -114,7 +106,7 @@ func parseCallRequest(body []byte) (CallRequest, *apiError) {
 				return fieldErr
 			}
 		default:
-			fieldErr = malformed(fmt.Sprintf("unknown field %s: only input and sessionId are allowed", quoteKey(key)))
+			fieldErr = malformed("unknown field %s: only input and sessionId are allowed", quoteKey(key))
 			return fieldErr
 		}
 		return nil
@@ -125,7 +117,7 @@ func parseCallRequest(body []byte) (CallRequest, *apiError) {
 	if err != nil {
 		var syntax *json.SyntaxError
 		if jerr := json.Unmarshal(body, new(any)); errors.As(jerr, &syntax) {
-			return req, malformed(fmt.Sprintf("%v (at byte %d)", syntax, syntax.Offset))
+			return req, malformed("%v (at byte %d)", syntax, syntax.Offset)
 		}
 		return req, malformed(`must be a JSON object such as {"input": {…}}`)
 	}
@@ -139,25 +131,15 @@ func quoteKey(key []byte) string {
 	return strconv.Quote(string(key))
 }
 
-type errorBody struct {
-	OK    bool      `json:"ok"`
-	Error *apiError `json:"error"`
-}
-
-func writeError(w http.ResponseWriter, err *apiError) {
-	writeJSON(w, err.Status, errorBody{Error: err})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		status = http.StatusInternalServerError
-		b.Reset()
-		b.WriteString(`{"ok":false,"error":{"code":"internal","message":"encoding the response failed"}}` + "\n")
+// queryInt reads a whole-number query parameter within [lo, hi].
+func queryInt(r *http.Request, name string, def, lo, hi int64) (int64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(b.Bytes())
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < lo || n > hi {
+		return 0, api.Errorf(api.CodeBadQuery, "%s must be a whole number from %d to %d", name, lo, hi)
+	}
+	return n, nil
 }

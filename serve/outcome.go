@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/api"
 )
 
 var jsonContentType = []string{"application/json"}
@@ -13,7 +13,7 @@ var jsonContentType = []string{"application/json"}
 // {"ok":true,"toolName":…,"callId":…,"isError":…,"result":…,"durationMs":…},
 // by hand: it is the hot path, and every part is already JSON or needs no
 // escaping (tool names and call ids are letters, digits, '_' and '-').
-func writeOutcome(w http.ResponseWriter, out *host.Outcome) {
+func writeOutcome(w http.ResponseWriter, out *api.Outcome) {
 	b := make([]byte, 0, 96+len(out.ToolName)+len(out.CallID)+len(out.Result))
 	b = append(b, `{"ok":true,"toolName":"`...)
 	b = append(b, out.ToolName...)

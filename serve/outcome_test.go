@@ -5,12 +5,12 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/api"
 )
 
 // The hand-written answer is exactly what encoding/json writes.
 func TestWriteOutcomeMatchesEncodingJSON(t *testing.T) {
-	for _, out := range []host.Outcome{
+	for _, out := range []api.Outcome{
 		{ToolName: "inspect_pr", CallID: "tool_inspect_pr_abc", Result: json.RawMessage(`{"ready":true}`), DurationMs: 12},
 		{ToolName: "fail-2", CallID: "tool_fail-2_x", IsError: true, Result: json.RawMessage(`"no such PR"`)},
 		{ToolName: "n", CallID: "tool_n_y", Result: json.RawMessage(`null`)},
@@ -18,7 +18,7 @@ func TestWriteOutcomeMatchesEncodingJSON(t *testing.T) {
 	} {
 		rec := httptest.NewRecorder()
 		writeOutcome(rec, &out)
-		want, _ := json.Marshal(CallResponse{OK: true, Outcome: out})
+		want, _ := json.Marshal(api.CallResponse{OK: true, Outcome: out})
 		if got := rec.Body.String(); got != string(want)+"\n" {
 			t.Errorf("writeOutcome = %s, encoding/json = %s", got, want)
 		}
@@ -46,7 +46,8 @@ func TestParseCallRequest(t *testing.T) {
 	for _, tt := range tests {
 		req, err := parseCallRequest([]byte(tt.body))
 		if tt.err != "" {
-			if err == nil || err.Message != tt.err || err.Status != 400 || err.Code != "malformed_json" {
+			e := api.AsError(err)
+			if err == nil || e.Message != tt.err || e.Status() != 400 || e.Code != api.CodeMalformedJSON {
 				t.Errorf("%s: error %+v, want %q", tt.body, err, tt.err)
 			}
 			continue

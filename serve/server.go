@@ -1,20 +1,21 @@
-// Package serve puts a [host.Host] on HTTP: direct tool calls and the tool
-// listing, behind a bearer token, with request logs. [Server] is the
-// http.Handler; [ListenAndServe] runs it and drains in-flight calls on
-// shutdown; [Main] is the entry point of agent binaries built by the
-// agent-sdk CLI.
+// Package serve puts a [host.Host] on HTTP: the API of package api (direct
+// tool calls, sessions and their event streams, approvals, artifacts and
+// the OpenAPI document) behind a bearer token, with request logs. [Server]
+// is the http.Handler; [ListenAndServe] runs it and drains in-flight calls
+// on shutdown. It opens no database: the host is given its store. The
+// agent binaries agent-sdk builds run it through package agentmain.
 //
 // A Go program can skip the CLI and serve its own tool set:
 //
 //	set, _ := tool.NewSet(myTools...)
-//	h, _ := host.New(set, &host.Options{StateRoot: "state"})
+//	st, _ := sqlite.Open(ctx, "state/agent.db")
+//	h, _ := host.New(set, &host.Options{StateRoot: "state", Store: st})
 //	srv, _ := serve.New(h, &serve.Options{Slug: "myagent", Token: os.Getenv("AGENT_SDK_TOKEN")})
 //	err := serve.ListenAndServe(ctx, "127.0.0.1:3000", srv, nil)
 package serve
 
 import (
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,12 +25,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
-	"github.com/agentsdk/agentsdk/tool"
 )
 
-// MaxBodyBytesDefault is the largest request body accepted by default.
-const MaxBodyBytesDefault = 4 << 20
+// Defaults of [Options].
+const (
+	// MaxBodyBytesDefault is the largest request body accepted by default.
+	MaxBodyBytesDefault = 4 << 20
+	// ApprovalWaitDefault is how long a direct call of a gated tool waits
+	// for a decision before answering 202.
+	ApprovalWaitDefault = 30 * time.Second
+)
 
 // Options configure a [Server].
 type Options struct {
@@ -65,6 +72,10 @@ type Server struct {
 
 var validSlug = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
+// principal is who the bearer token stands for. There is one token per
+// host today, so one principal.
+const principal = "bearer-token"
+
 // New returns the HTTP API for h.
 func New(h *host.Host, opts *Options) (*Server, error) {
 	if h == nil {
@@ -96,33 +107,46 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 		o.ApprovalWait = 0
 	}
 	s := &Server{host: h, slug: o.Slug, token: []byte(o.Token), maxBody: o.MaxBodyBytes, wait: o.ApprovalWait, logger: o.Logger, mux: http.NewServeMux(), closing: make(chan struct{})}
-	prefix := "/" + o.Slug + "/v1"
-	routes := map[string]http.Handler{
-		"GET /healthz":                                        http.HandlerFunc(s.healthz),
-		"GET " + prefix + "/tools":                            s.authed(s.listTools),
-		"POST " + prefix + "/tools/{name}":                    s.authed(s.callTool),
-		"POST " + prefix + "/session":                         s.authed(s.createSession),
-		"GET " + prefix + "/sessions":                         s.authed(s.listSessions),
-		"GET " + prefix + "/session/{id}":                     s.authed(s.getSession),
-		"POST " + prefix + "/session/{id}/messages":           s.authed(s.sendMessage),
-		"POST " + prefix + "/session/{id}/cancel":             s.authed(s.cancelTurn),
-		"GET " + prefix + "/session/{id}/events":              s.authed(s.events),
-		"POST " + prefix + "/session/{id}/approvals/{callId}": s.authed(s.resolve),
-		"POST " + prefix + "/approvals/{callId}":              s.authed(s.resolve),
-		"GET " + prefix + "/approvals":                        s.authed(s.listApprovals),
-		"GET " + prefix + "/calls/{callId}":                   s.authed(s.callStatus),
-		"GET " + prefix + "/session/{id}/artifacts":           s.authed(s.listArtifacts),
-		"GET " + prefix + "/session/{id}/artifacts/{name...}": s.authed(s.getArtifact),
-	}
+	handlers := s.handlers()
 	// known holds the same routes, so that a request no route takes can be
 	// told apart: 405 when its path exists for other methods, else 404.
 	known := http.NewServeMux()
-	for pattern, h := range routes {
-		s.mux.Handle(pattern, h)
-		known.Handle(pattern, h)
+	for _, r := range api.Routes {
+		fn, ok := handlers[r.Name]
+		if !ok {
+			return nil, fmt.Errorf("creating server: no handler for route %s", r.Name)
+		}
+		var h http.Handler = fn
+		if !r.Root {
+			h = s.authed(fn)
+		}
+		s.mux.Handle(r.Pattern(o.Slug), h)
+		known.Handle(r.Pattern(o.Slug), h)
 	}
 	s.mux.Handle("/", s.authed(s.unrouted(known)))
 	return s, nil
+}
+
+// handlers are the server's handlers, by api.Routes name.
+func (s *Server) handlers() map[string]http.HandlerFunc {
+	return map[string]http.HandlerFunc{
+		"healthz":          s.healthz,
+		"openapi":          s.openAPI,
+		"listTools":        s.listTools,
+		"callTool":         s.callTool,
+		"createSession":    s.createSession,
+		"listSessions":     s.listSessions,
+		"getSession":       s.getSession,
+		"sendMessage":      s.sendMessage,
+		"cancelTurn":       s.cancelTurn,
+		"events":           s.events,
+		"resolveInSession": s.resolve,
+		"resolve":          s.resolve,
+		"listApprovals":    s.listApprovals,
+		"callStatus":       s.callStatus,
+		"listArtifacts":    s.listArtifacts,
+		"getArtifact":      s.getArtifact,
+	}
 }
 
 // Slug returns the server's slug.
@@ -169,7 +193,7 @@ func (s *Server) authed(next http.HandlerFunc) http.Handler {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), s.token) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agent-sdk"`)
-			writeError(w, &apiError{Status: http.StatusUnauthorized, Code: "unauthorized",
+			writeError(w, &api.Error{Code: api.CodeUnauthorized,
 				Message: "missing or wrong bearer token: send Authorization: Bearer <token> (see the host's state directory, file token)"})
 			return
 		}
@@ -178,7 +202,7 @@ func (s *Server) authed(next http.HandlerFunc) http.Handler {
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+	writeJSON(w, http.StatusOK, api.OKResponse{OK: true})
 }
 
 // unrouted answers a request no endpoint matched, in the API's error shape:
@@ -190,12 +214,10 @@ func (s *Server) unrouted(known *http.ServeMux) http.HandlerFunc {
 		h.ServeHTTP(probe, r)
 		if probe.status == http.StatusMethodNotAllowed {
 			w.Header().Set("Allow", probe.header.Get("Allow"))
-			writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
-				Message: fmt.Sprintf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, probe.header.Get("Allow"))})
+			writeError(w, api.Errorf(api.CodeMethodNotAllowed, "%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, probe.header.Get("Allow")))
 			return
 		}
-		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found",
-			Message: fmt.Sprintf("no endpoint %s %s; the API lives under /%s/v1", r.Method, r.URL.Path, s.slug)})
+		writeError(w, api.Errorf(api.CodeNotFound, "no endpoint %s %s; the API lives under /%s/v1", r.Method, r.URL.Path, s.slug))
 	}
 }
 
@@ -209,50 +231,44 @@ func (p *statusProbe) Header() http.Header         { return p.header }
 func (p *statusProbe) Write(b []byte) (int, error) { return len(b), nil }
 func (p *statusProbe) WriteHeader(code int)        { p.status = code }
 
-// toolList is the body of GET /<slug>/v1/tools.
-type toolList struct {
-	OK    bool        `json:"ok"`
-	Tools []tool.Info `json:"tools"`
-}
-
 func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, toolList{OK: true, Tools: s.host.Tools().Infos()})
+	writeJSON(w, http.StatusOK, api.ToolList{OK: true, Tools: s.host.Tools().Infos()})
 }
 
-// CallRequest is the body of POST /<slug>/v1/tools/<name>.
-type CallRequest struct {
-	Input     json.RawMessage `json:"input"`
-	SessionID string          `json:"sessionId,omitempty"`
-}
-
-// CallResponse is the body of a successful direct call.
-type CallResponse struct {
-	OK bool `json:"ok"`
-	host.Outcome
+func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
+	doc, err := openAPIDocument(s.slug, s.host.Tools().Infos())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(doc)
 }
 
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
-	body, apiErr := s.readBody(w, r)
-	if apiErr == nil {
-		var req CallRequest
-		if req, apiErr = parseCallRequest(body); apiErr == nil {
-			out, err := s.host.CallTool(r.Context(), r.PathValue("name"), req.Input, &host.CallOptions{SessionID: req.SessionID, Wait: s.wait, Principal: principal})
-			var pending *host.ApprovalPendingError
-			if errors.As(err, &pending) {
-				w.Header()[CallIDHeader] = []string{pending.CallID}
-				writeJSON(w, http.StatusAccepted, map[string]any{"ok": true, "status": "approval_pending", "callId": pending.CallID,
-					"approve": "POST /" + s.slug + "/v1/approvals/" + pending.CallID + ` {"approved": true|false, "reason": "…"}`,
-					"outcome": "GET /" + s.slug + "/v1/calls/" + pending.CallID})
-				return
-			}
-			if err != nil {
-				apiErr = callError(err)
-			} else {
-				w.Header()[CallIDHeader] = []string{out.CallID}
-				writeOutcome(w, out)
-				return
-			}
-		}
+	body, err := s.readBody(w, r)
+	if err != nil {
+		writeError(w, err)
+		return
 	}
-	writeError(w, apiErr)
+	req, err := parseCallRequest(body)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out, err := s.host.CallTool(r.Context(), r.PathValue("name"), req.Input, &host.CallOptions{SessionID: req.SessionID, Wait: s.wait, Principal: principal})
+	var pending *host.ApprovalPendingError
+	switch {
+	case errors.As(err, &pending):
+		w.Header()[CallIDHeader] = []string{pending.CallID}
+		writeJSON(w, http.StatusAccepted, api.CallPending{OK: true, Status: api.CallAwaitingApproval, CallID: pending.CallID,
+			Approve: "POST /" + s.slug + "/v1/approvals/" + pending.CallID + ` {"approved": true|false, "reason": "…"}`,
+			Outcome: "GET /" + s.slug + "/v1/calls/" + pending.CallID})
+	case err != nil:
+		writeError(w, err)
+	default:
+		w.Header()[CallIDHeader] = []string{out.CallID}
+		writeOutcome(w, out)
+	}
 }

@@ -71,7 +71,7 @@ func setup(t *testing.T) *testBundle {
 		t.Fatal(err)
 	}
 	b := &testBundle{logs: &syncBuffer{}}
-	srv, err := serve.New(h, &serve.Options{Slug: "agent", Token: testToken, MaxBodyBytes: 1 << 10,
+	srv, err := serve.New(h, &serve.Options{Slug: "agent", Token: testToken, MaxBodyBytes: 1 << 10, ApprovalWait: -1,
 		Logger: slog.New(slog.NewTextHandler(b.logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -162,8 +162,7 @@ func TestErrors(t *testing.T) {
 		{"unknown body field", "POST", "/agent/v1/tools/inspect_pr", testToken, `{"inptu":{}}`, 400, "malformed_json", nil},
 		{"trailing data", "POST", "/agent/v1/tools/inspect_pr", testToken, `{"input":{}}}`, 400, "malformed_json", nil},
 		{"body too large", "POST", "/agent/v1/tools/inspect_pr", testToken, `{"input":{"prUrl":"https://x.example/` + strings.Repeat("a", 2000) + `"}}`, 413, "body_too_large", nil},
-		{"gated tool", "POST", "/agent/v1/tools/promote", testToken, `{"input":{}}`, 403, "approval_required", nil},
-		{"session", "POST", "/agent/v1/tools/inspect_pr", testToken, `{"input":{"prUrl":"https://x.example"},"sessionId":"s1"}`, 400, "sessions_unavailable", nil},
+		{"no such session", "POST", "/agent/v1/tools/inspect_pr", testToken, `{"input":{"prUrl":"https://x.example"},"sessionId":"s1"}`, 404, "session_not_found", nil},
 		{"wrong slug", "GET", "/other/v1/tools", testToken, ``, 404, "not_found", nil},
 		{"wrong method", "GET", "/agent/v1/tools/inspect_pr", testToken, ``, 405, "method_not_allowed", nil},
 		{"unknown path without token", "GET", "/agent/v1/nothing", "", ``, 401, "unauthorized", nil},
@@ -179,6 +178,22 @@ func TestErrors(t *testing.T) {
 				tt.check(t, e)
 			}
 		})
+	}
+}
+
+// A host always has a store (in memory by default), so a gated call parks
+// for approval: 202 with how to decide it and where its outcome will be.
+func TestGatedCallParks(t *testing.T) {
+	b := setup(t)
+	status, v := b.do(t, "POST", "/agent/v1/tools/promote", testToken, `{"input":{}}`)
+	id, _ := v["callId"].(string)
+	if status != 202 || v["ok"] != true || v["status"] != "approval_pending" || !strings.HasPrefix(id, "tool_promote_") ||
+		v["outcome"] != "GET /agent/v1/calls/"+id {
+		t.Fatalf("status %d, body %v", status, v)
+	}
+	status, v = b.do(t, "GET", "/agent/v1/calls/"+id, testToken, "")
+	if status != 200 || v["status"] != "approval_pending" {
+		t.Errorf("call status: %d %v", status, v)
 	}
 }
 

@@ -5,27 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
+
+	"github.com/agentsdk/agentsdk/tool"
 )
 
-// FileMeta describes a stored blob; the bytes live outside the database.
-type FileMeta struct {
-	Name        string    `json:"name"`
-	Size        int64     `json:"size"`
-	ContentType string    `json:"contentType"`
-	SHA256      string    `json:"sha256"`
-	UpdatedAt   time.Time `json:"updatedAt"`
-}
-
-// Files is the part of a Store that keeps file metadata, by namespace.
-type Files interface {
-	PutFileMeta(ctx context.Context, ns string, m FileMeta) error
-	FileMeta(ctx context.Context, ns, name string) (FileMeta, error)
-	DeleteFileMeta(ctx context.Context, ns, name string) error
-	ListFileMeta(ctx context.Context, ns, prefix string, p Page) ([]FileMeta, string, error)
-}
-
-func (s *sqlStore) PutFileMeta(ctx context.Context, ns string, m FileMeta) error {
+func (s *sqlStore) PutFileMeta(ctx context.Context, ns string, m tool.FileInfo) error {
 	if m.UpdatedAt.IsZero() {
 		m.UpdatedAt = s.now()
 	}
@@ -39,21 +23,21 @@ func (s *sqlStore) PutFileMeta(ctx context.Context, ns string, m FileMeta) error
 	})
 }
 
-func scanFileMeta(r interface{ Scan(...any) error }) (FileMeta, error) {
-	var m FileMeta
+func scanFileMeta(r interface{ Scan(...any) error }) (tool.FileInfo, error) {
+	var m tool.FileInfo
 	var at int64
 	err := r.Scan(&m.Name, &m.Size, &m.ContentType, &m.SHA256, &at)
 	m.UpdatedAt = fromMicros(at)
 	return m, err
 }
 
-func (s *sqlStore) FileMeta(ctx context.Context, ns, name string) (FileMeta, error) {
+func (s *sqlStore) FileMeta(ctx context.Context, ns, name string) (tool.FileInfo, error) {
 	m, err := scanFileMeta(s.read.QueryRowContext(ctx, s.q(`SELECT name, size, content_type, sha256, updated_at FROM files WHERE namespace = ? AND name = ?`), ns, name))
 	if errors.Is(err, sql.ErrNoRows) {
-		return FileMeta{}, fmt.Errorf("file %q: %w", name, ErrNotFound)
+		return tool.FileInfo{}, fmt.Errorf("file %q: %w", name, ErrNotFound)
 	}
 	if err != nil {
-		return FileMeta{}, fmt.Errorf("reading file metadata: %w", err)
+		return tool.FileInfo{}, fmt.Errorf("reading file metadata: %w", err)
 	}
 	return m, nil
 }
@@ -63,9 +47,10 @@ func (s *sqlStore) DeleteFileMeta(ctx context.Context, ns, name string) error {
 	return err
 }
 
-func (s *sqlStore) ListFileMeta(ctx context.Context, ns, prefix string, p Page) ([]FileMeta, string, error) {
+func (s *sqlStore) ListFileMeta(ctx context.Context, p ListParams) ([]tool.FileInfo, string, error) {
 	out, next, err := prefixPage(ctx, s, `SELECT name, size, content_type, sha256, updated_at FROM files WHERE namespace = ?`,
-		[]any{ns}, "name", prefix, p, func(r *sql.Rows) (FileMeta, error) { return scanFileMeta(r) }, func(m FileMeta) string { return m.Name })
+		[]any{p.Namespace}, "name", p.Prefix, p.Page,
+		func(r *sql.Rows) (tool.FileInfo, error) { return scanFileMeta(r) }, func(m tool.FileInfo) string { return m.Name })
 	if err != nil {
 		return nil, "", fmt.Errorf("listing files: %w", err)
 	}

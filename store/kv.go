@@ -6,40 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/agentsdk/agentsdk/tool"
 )
-
-// ErrConflict: a compare-and-set found another version.
-var ErrConflict = errors.New("version conflict")
-
-// KVEntry is one key's value. Version counts the key's writes from 1; an
-// entry past ExpiresAt is gone.
-type KVEntry struct {
-	Key       string     `json:"key"`
-	Value     []byte     `json:"value"`
-	Version   int64      `json:"version"`
-	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
-	UpdatedAt time.Time  `json:"updatedAt"`
-}
-
-// KV is the part of a Store that keeps key-value entries, by namespace.
-type KV interface {
-	// KVGet returns a live entry; ErrNotFound if absent or expired.
-	KVGet(ctx context.Context, ns, key string) (KVEntry, error)
-	// KVSet writes a value when the key's current version is expect
-	// (0: the key must be absent or expired; -1: whatever it is), with a
-	// time to live (0: none). It returns the new entry; ErrConflict when
-	// the version differs.
-	KVSet(ctx context.Context, ns, key string, value []byte, expect int64, ttl time.Duration) (KVEntry, error)
-	// KVDelete removes a key; deleting an absent key is no error.
-	KVDelete(ctx context.Context, ns, key string) error
-	// KVList lists live entries whose keys start with prefix, in key order.
-	KVList(ctx context.Context, ns, prefix string, p Page) ([]KVEntry, string, error)
-}
 
 const kvLive = `(expires_at IS NULL OR expires_at > ?)`
 
-func scanKV(rows interface{ Scan(...any) error }) (KVEntry, error) {
-	var e KVEntry
+func scanKV(rows interface{ Scan(...any) error }) (tool.KVEntry, error) {
+	var e tool.KVEntry
 	var expires sql.NullInt64
 	var updated int64
 	err := rows.Scan(&e.Key, &e.Value, &e.Version, &expires, &updated)
@@ -51,24 +25,25 @@ func scanKV(rows interface{ Scan(...any) error }) (KVEntry, error) {
 	return e, err
 }
 
-func (s *sqlStore) KVGet(ctx context.Context, ns, key string) (KVEntry, error) {
+func (s *sqlStore) KVGet(ctx context.Context, ns, key string) (tool.KVEntry, error) {
 	e, err := scanKV(s.read.QueryRowContext(ctx, s.q(`SELECT key, value, version, expires_at, updated_at FROM kv WHERE namespace = ? AND key = ? AND `+kvLive),
 		ns, key, micros(s.now())))
 	if errors.Is(err, sql.ErrNoRows) {
-		return KVEntry{}, fmt.Errorf("key %q: %w", key, ErrNotFound)
+		return tool.KVEntry{}, fmt.Errorf("key %q: %w", key, ErrNotFound)
 	}
 	if err != nil {
-		return KVEntry{}, fmt.Errorf("reading key: %w", err)
+		return tool.KVEntry{}, fmt.Errorf("reading key: %w", err)
 	}
 	return e, nil
 }
 
-func (s *sqlStore) KVSet(ctx context.Context, ns, key string, value []byte, expect int64, ttl time.Duration) (KVEntry, error) {
+func (s *sqlStore) KVSet(ctx context.Context, p KVSetParams) (tool.KVEntry, error) {
+	ns, key, value := p.Namespace, p.Key, p.Value
 	now := s.now().UTC().Truncate(time.Microsecond)
 	var expires any
-	e := KVEntry{Key: key, Value: value, UpdatedAt: now}
-	if ttl > 0 {
-		t := now.Add(ttl)
+	e := tool.KVEntry{Key: key, Value: value, UpdatedAt: now}
+	if p.TTL > 0 {
+		t := now.Add(p.TTL)
 		expires, e.ExpiresAt = micros(t), &t
 	}
 	if value == nil {
@@ -87,8 +62,8 @@ func (s *sqlStore) KVSet(ctx context.Context, ns, key string, value []byte, expe
 		if live {
 			current = version
 		}
-		if expect >= 0 && expect != current {
-			return fmt.Errorf("key %q is at version %d, not %d: %w", key, current, expect, ErrConflict)
+		if p.IfVersion != nil && *p.IfVersion != current {
+			return fmt.Errorf("key %q is at version %d, not %d: %w", key, current, *p.IfVersion, ErrConflict)
 		}
 		e.Version = current + 1
 		if exists {
@@ -102,9 +77,9 @@ func (s *sqlStore) KVSet(ctx context.Context, ns, key string, value []byte, expe
 	})
 	if err != nil {
 		if errors.Is(err, ErrConflict) {
-			return KVEntry{}, err
+			return tool.KVEntry{}, err
 		}
-		return KVEntry{}, fmt.Errorf("writing key: %w", err)
+		return tool.KVEntry{}, fmt.Errorf("writing key: %w", err)
 	}
 	return e, nil
 }
@@ -116,9 +91,10 @@ func (s *sqlStore) KVDelete(ctx context.Context, ns, key string) error {
 	return nil
 }
 
-func (s *sqlStore) KVList(ctx context.Context, ns, prefix string, p Page) ([]KVEntry, string, error) {
+func (s *sqlStore) KVList(ctx context.Context, p ListParams) ([]tool.KVEntry, string, error) {
 	out, next, err := prefixPage(ctx, s, `SELECT key, value, version, expires_at, updated_at FROM kv WHERE namespace = ? AND `+kvLive,
-		[]any{ns, micros(s.now())}, "key", prefix, p, func(r *sql.Rows) (KVEntry, error) { return scanKV(r) }, func(e KVEntry) string { return e.Key })
+		[]any{p.Namespace, micros(s.now())}, "key", p.Prefix, p.Page,
+		func(r *sql.Rows) (tool.KVEntry, error) { return scanKV(r) }, func(e tool.KVEntry) string { return e.Key })
 	if err != nil {
 		return nil, "", fmt.Errorf("listing keys: %w", err)
 	}
@@ -131,10 +107,7 @@ func (s *sqlStore) KVList(ctx context.Context, ns, prefix string, p Page) ([]KVE
 // being the last row's column value.
 func prefixPage[T any](ctx context.Context, s *sqlStore, query string, args []any, column, prefix string, p Page,
 	scan func(*sql.Rows) (T, error), key func(T) string) ([]T, string, error) {
-	limit := p.Limit
-	if limit <= 0 || limit > 1000 {
-		limit = 100
-	}
+	limit := pageLimit(p)
 	query += ` AND ` + column + ` >= ?`
 	args = append(args, prefix)
 	if end, ok := prefixEnd(prefix); ok {

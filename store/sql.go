@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentsdk/agentsdk/api"
 )
 
 //go:embed migrations/*.sql
@@ -34,6 +36,8 @@ type sqlStore struct {
 	dialect Dialect
 	now     func() time.Time
 }
+
+var _ Store = (*sqlStore)(nil)
 
 // New returns a Store over open databases: write takes every write
 // transaction, read the queries (they may be the same). It applies the
@@ -136,8 +140,8 @@ func queryAll[T any](ctx context.Context, db interface {
 	return out, rows.Err()
 }
 
-func scanTurnRow(rows *sql.Rows) (Turn, error) {
-	var t Turn
+func scanTurnRow(rows *sql.Rows) (api.Turn, error) {
+	var t api.Turn
 	var started int64
 	err := rows.Scan(&t.SessionID, &t.ID, &t.Kind, &t.Status, &t.Reason, &started)
 	t.StartedAt = fromMicros(started)
@@ -148,6 +152,14 @@ func micros(t time.Time) int64 { return t.UnixMicro() }
 
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 
+// pageLimit is a page's size: p.Limit, or 100 if it is not in 1…1000.
+func pageLimit(p Page) int {
+	if p.Limit <= 0 || p.Limit > 1000 {
+		return 100
+	}
+	return p.Limit
+}
+
 func (s *sqlStore) Close() error {
 	err := s.write.Close()
 	if s.read != s.write {
@@ -156,9 +168,9 @@ func (s *sqlStore) Close() error {
 	return err
 }
 
-func (s *sqlStore) CreateSession(ctx context.Context, sess Session) (Session, error) {
+func (s *sqlStore) CreateSession(ctx context.Context, sess api.Session) (api.Session, error) {
 	if sess.ID == "" {
-		return Session{}, errors.New("creating session: empty id")
+		return api.Session{}, errors.New("creating session: empty id")
 	}
 	now := s.now().UTC().Truncate(time.Microsecond)
 	if sess.CreatedAt.IsZero() {
@@ -168,12 +180,12 @@ func (s *sqlStore) CreateSession(ctx context.Context, sess Session) (Session, er
 		sess.UpdatedAt = sess.CreatedAt
 	}
 	_, err := s.write.ExecContext(ctx, s.q(`INSERT INTO sessions (id, channel, mode, principal, created_at, updated_at, last_seq, lease_token)
-		VALUES (?, ?, ?, ?, ?, ?, 0, 0)`), sess.ID, sess.Channel, sess.Mode, sess.Principal, micros(sess.CreatedAt), micros(sess.UpdatedAt))
+		VALUES (?, ?, ?, ?, ?, ?, 0, 0)`), sess.ID, sess.Channel, string(sess.Mode), sess.Principal, micros(sess.CreatedAt), micros(sess.UpdatedAt))
 	if err != nil {
 		if s.dialect.IsConflict != nil && s.dialect.IsConflict(err) {
-			return Session{}, fmt.Errorf("creating session %s: %w", sess.ID, ErrExists)
+			return api.Session{}, fmt.Errorf("creating session %s: %w", sess.ID, ErrExists)
 		}
-		return Session{}, fmt.Errorf("creating session: %w", err)
+		return api.Session{}, fmt.Errorf("creating session: %w", err)
 	}
 	sess.LastSeq, sess.RunningTurn = 0, ""
 	return sess, nil
@@ -181,77 +193,83 @@ func (s *sqlStore) CreateSession(ctx context.Context, sess Session) (Session, er
 
 const sessionColumns = `id, channel, mode, principal, created_at, updated_at, last_seq, COALESCE(turn_id, '')`
 
-func scanSession(row interface{ Scan(...any) error }) (Session, error) {
-	var sess Session
+func scanSession(row interface{ Scan(...any) error }) (api.Session, error) {
+	var sess api.Session
 	var created, updated int64
 	err := row.Scan(&sess.ID, &sess.Channel, &sess.Mode, &sess.Principal, &created, &updated, &sess.LastSeq, &sess.RunningTurn)
 	sess.CreatedAt, sess.UpdatedAt = fromMicros(created), fromMicros(updated)
 	return sess, err
 }
 
-func (s *sqlStore) Session(ctx context.Context, id string) (Session, error) {
+func (s *sqlStore) Session(ctx context.Context, id string) (api.Session, error) {
 	sess, err := scanSession(s.read.QueryRowContext(ctx, s.q(`SELECT `+sessionColumns+` FROM sessions WHERE id = ?`), id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Session{}, fmt.Errorf("session %s: %w", id, ErrNotFound)
+		return api.Session{}, fmt.Errorf("session %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return Session{}, fmt.Errorf("reading session: %w", err)
+		return api.Session{}, fmt.Errorf("reading session: %w", err)
 	}
 	return sess, nil
 }
 
-// Cursors are opaque to callers: base64 of "created_at:id".
-func encodeCursor(s Session) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(micros(s.CreatedAt), 10) + ":" + s.ID))
+// encodeCursor and decodeCursor make and read the opaque cursors of the
+// lists ordered by time: base64 of "<microseconds>:<id>".
+func encodeCursor(at time.Time, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(micros(at), 10) + ":" + id))
 }
 
 func decodeCursor(c string) (int64, string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
-		return 0, "", fmt.Errorf("invalid cursor")
+		return 0, "", ErrBadCursor
 	}
 	ts, id, ok := strings.Cut(string(b), ":")
 	n, err := strconv.ParseInt(ts, 10, 64)
 	if !ok || err != nil {
-		return 0, "", fmt.Errorf("invalid cursor")
+		return 0, "", ErrBadCursor
 	}
 	return n, id, nil
 }
 
-// ErrBadCursor is returned for a cursor the store did not make.
-var ErrBadCursor = errors.New("invalid cursor")
-
-func (s *sqlStore) Sessions(ctx context.Context, p Page) ([]Session, string, error) {
-	limit := p.Limit
-	if limit <= 0 || limit > 1000 {
-		limit = 100
-	}
+func (s *sqlStore) ListSessions(ctx context.Context, p Page) ([]api.Session, string, error) {
+	limit := pageLimit(p)
 	query := `SELECT ` + sessionColumns + ` FROM sessions`
 	args := []any{}
 	if p.Cursor != "" {
 		ts, id, err := decodeCursor(p.Cursor)
 		if err != nil {
-			return nil, "", ErrBadCursor
+			return nil, "", err
 		}
 		query += ` WHERE created_at < ? OR (created_at = ? AND id < ?)`
 		args = append(args, ts, ts, id)
 	}
 	query += ` ORDER BY created_at DESC, id DESC LIMIT ?`
 	args = append(args, limit+1)
-	out, err := queryAll(ctx, s.read, s.q(query), args, func(r *sql.Rows) (Session, error) { return scanSession(r) })
+	out, err := queryAll(ctx, s.read, s.q(query), args, func(r *sql.Rows) (api.Session, error) { return scanSession(r) })
 	if err != nil {
 		return nil, "", fmt.Errorf("listing sessions: %w", err)
 	}
 	next := ""
 	if len(out) > limit {
 		out = out[:limit]
-		next = encodeCursor(out[limit-1])
+		next = encodeCursor(out[limit-1].CreatedAt, out[limit-1].ID)
 	}
 	return out, next, nil
 }
 
+// withTurn returns a copy of events, each with turnID: the caller's slice
+// is left as it was.
+func withTurn(events []api.Event, turnID string) []api.Event {
+	out := make([]api.Event, len(events))
+	for i, e := range events {
+		e.TurnID = turnID
+		out[i] = e
+	}
+	return out
+}
+
 // appendTx numbers and inserts events inside a transaction.
-func (s *sqlStore) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, now time.Time, events []Event) ([]Event, error) {
+func (s *sqlStore) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, now time.Time, events []api.Event) ([]api.Event, error) {
 	if len(events) == 0 {
 		return nil, nil
 	}
@@ -264,7 +282,7 @@ func (s *sqlStore) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, n
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Event, len(events))
+	out := make([]api.Event, len(events))
 	for i, e := range events {
 		e.SessionID = sessionID
 		e.Seq = last - int64(len(events)) + int64(i) + 1
@@ -275,7 +293,7 @@ func (s *sqlStore) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, n
 			e.Data = []byte("{}")
 		}
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO events (session_id, seq, turn_id, kind, data, created_at) VALUES (?, ?, ?, ?, ?, ?)`),
-			sessionID, e.Seq, e.TurnID, e.Kind, string(e.Data), micros(e.Time)); err != nil {
+			sessionID, e.Seq, e.TurnID, string(e.Kind), string(e.Data), micros(e.Time)); err != nil {
 			return nil, err
 		}
 		out[i] = e
@@ -283,8 +301,8 @@ func (s *sqlStore) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, n
 	return out, nil
 }
 
-func (s *sqlStore) Append(ctx context.Context, sessionID string, events ...Event) ([]Event, error) {
-	var out []Event
+func (s *sqlStore) Append(ctx context.Context, sessionID string, events ...api.Event) ([]api.Event, error) {
+	var out []api.Event
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var err error
 		out, err = s.appendTx(ctx, tx, sessionID, s.now().UTC().Truncate(time.Microsecond), events)
@@ -296,13 +314,13 @@ func (s *sqlStore) Append(ctx context.Context, sessionID string, events ...Event
 	return out, nil
 }
 
-func (s *sqlStore) Events(ctx context.Context, sessionID string, after int64, limit int) ([]Event, error) {
+func (s *sqlStore) Events(ctx context.Context, sessionID string, after int64, limit int) ([]api.Event, error) {
 	if limit <= 0 {
 		limit = 1000
 	}
 	out, err := queryAll(ctx, s.read, s.q(`SELECT seq, turn_id, kind, data, created_at FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
-		[]any{sessionID, after, limit}, func(rows *sql.Rows) (Event, error) {
-			e := Event{SessionID: sessionID}
+		[]any{sessionID, after, limit}, func(rows *sql.Rows) (api.Event, error) {
+			e := api.Event{SessionID: sessionID}
 			var data string
 			var at int64
 			err := rows.Scan(&e.Seq, &e.TurnID, &e.Kind, &data, &at)
@@ -315,12 +333,13 @@ func (s *sqlStore) Events(ctx context.Context, sessionID string, after int64, li
 	return out, nil
 }
 
-func (s *sqlStore) BeginTurn(ctx context.Context, t Turn, lease Lease, events ...Event) ([]Event, error) {
+func (s *sqlStore) BeginTurn(ctx context.Context, p BeginTurnParams) ([]api.Event, error) {
+	t, lease := p.Turn, p.Lease
 	now := s.now().UTC().Truncate(time.Microsecond)
 	if t.StartedAt.IsZero() {
 		t.StartedAt = now
 	}
-	var out []Event
+	var out []api.Event
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, s.q(`UPDATE sessions SET turn_id = ?, lease_holder = ?, lease_expires = ?, lease_token = lease_token + 1
 			WHERE id = ? AND (turn_id IS NULL OR lease_expires < ?)`),
@@ -339,13 +358,10 @@ func (s *sqlStore) BeginTurn(ctx context.Context, t Turn, lease Lease, events ..
 			return ErrBusy
 		}
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO turns (session_id, id, kind, status, reason, started_at) VALUES (?, ?, ?, ?, '', ?)`),
-			t.SessionID, t.ID, t.Kind, TurnRunning, micros(t.StartedAt)); err != nil {
+			t.SessionID, t.ID, string(t.Kind), string(api.TurnStatusRunning), micros(t.StartedAt)); err != nil {
 			return err
 		}
-		for i := range events {
-			events[i].TurnID = t.ID
-		}
-		out, err = s.appendTx(ctx, tx, t.SessionID, now, events)
+		out, err = s.appendTx(ctx, tx, t.SessionID, now, withTurn(p.Events, t.ID))
 		return err
 	})
 	if err != nil {
@@ -371,12 +387,12 @@ func (s *sqlStore) RenewLease(ctx context.Context, sessionID, turnID string, lea
 	return nil
 }
 
-func (s *sqlStore) EndTurn(ctx context.Context, sessionID, turnID, status, reason string, events ...Event) ([]Event, error) {
+func (s *sqlStore) EndTurn(ctx context.Context, p EndTurnParams) ([]api.Event, error) {
 	now := s.now().UTC().Truncate(time.Microsecond)
-	var out []Event
+	var out []api.Event
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, s.q(`UPDATE turns SET status = ?, reason = ?, ended_at = ? WHERE session_id = ? AND id = ? AND status = ?`),
-			status, reason, micros(now), sessionID, turnID, TurnRunning)
+			string(p.Status), p.Reason, micros(now), p.SessionID, p.TurnID, string(api.TurnStatusRunning))
 		if err != nil {
 			return err
 		}
@@ -384,13 +400,10 @@ func (s *sqlStore) EndTurn(ctx context.Context, sessionID, turnID, status, reaso
 			return ErrNotRunning
 		}
 		if _, err := tx.ExecContext(ctx, s.q(`UPDATE sessions SET turn_id = NULL, lease_holder = NULL, lease_expires = NULL WHERE id = ? AND turn_id = ?`),
-			sessionID, turnID); err != nil {
+			p.SessionID, p.TurnID); err != nil {
 			return err
 		}
-		for i := range events {
-			events[i].TurnID = turnID
-		}
-		out, err = s.appendTx(ctx, tx, sessionID, now, events)
+		out, err = s.appendTx(ctx, tx, p.SessionID, now, withTurn(p.Events, p.TurnID))
 		return err
 	})
 	if err != nil {
@@ -402,27 +415,27 @@ func (s *sqlStore) EndTurn(ctx context.Context, sessionID, turnID, status, reaso
 	return out, nil
 }
 
-func (s *sqlStore) ExpiredTurns(ctx context.Context, now time.Time) ([]Turn, error) {
+func (s *sqlStore) ExpiredTurns(ctx context.Context, now time.Time) ([]api.Turn, error) {
 	out, err := queryAll(ctx, s.read, s.q(`SELECT t.session_id, t.id, t.kind, t.status, t.reason, t.started_at
 		FROM turns t LEFT JOIN sessions s ON s.id = t.session_id AND s.turn_id = t.id
-		WHERE t.status = ? AND (s.id IS NULL OR s.lease_expires < ?)`), []any{TurnRunning, micros(now)}, scanTurnRow)
+		WHERE t.status = ? AND (s.id IS NULL OR s.lease_expires < ?)`), []any{string(api.TurnStatusRunning), micros(now)}, scanTurnRow)
 	if err != nil {
 		return nil, fmt.Errorf("listing expired turns: %w", err)
 	}
 	return out, nil
 }
 
-func (s *sqlStore) Turn(ctx context.Context, sessionID, turnID string) (Turn, error) {
-	var t Turn
+func (s *sqlStore) Turn(ctx context.Context, sessionID, turnID string) (api.Turn, error) {
+	var t api.Turn
 	var started int64
 	var ended sql.NullInt64
 	err := s.read.QueryRowContext(ctx, s.q(`SELECT session_id, id, kind, status, reason, started_at, ended_at FROM turns WHERE session_id = ? AND id = ?`),
 		sessionID, turnID).Scan(&t.SessionID, &t.ID, &t.Kind, &t.Status, &t.Reason, &started, &ended)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Turn{}, fmt.Errorf("turn %s: %w", turnID, ErrNotFound)
+		return api.Turn{}, fmt.Errorf("turn %s: %w", turnID, ErrNotFound)
 	}
 	if err != nil {
-		return Turn{}, fmt.Errorf("reading turn: %w", err)
+		return api.Turn{}, fmt.Errorf("reading turn: %w", err)
 	}
 	t.StartedAt = fromMicros(started)
 	if ended.Valid {
@@ -430,4 +443,37 @@ func (s *sqlStore) Turn(ctx context.Context, sessionID, turnID string) (Turn, er
 		t.EndedAt = &e
 	}
 	return t, nil
+}
+
+func (s *sqlStore) ParkTurn(ctx context.Context, sessionID, turnID string) error {
+	res, err := s.write.ExecContext(ctx, s.q(`UPDATE sessions SET lease_holder = '', lease_expires = NULL WHERE id = ? AND turn_id = ?`), sessionID, turnID)
+	if err != nil {
+		return fmt.Errorf("parking turn: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotRunning
+	}
+	return nil
+}
+
+func (s *sqlStore) ResumeTurn(ctx context.Context, sessionID, turnID string, lease Lease) error {
+	res, err := s.write.ExecContext(ctx, s.q(`UPDATE sessions SET lease_holder = ?, lease_expires = ?, lease_token = lease_token + 1
+		WHERE id = ? AND turn_id = ? AND lease_expires IS NULL`),
+		lease.Holder, micros(s.now().Add(lease.TTL)), sessionID, turnID)
+	if err != nil {
+		return fmt.Errorf("resuming turn: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotRunning
+	}
+	return nil
+}
+
+func (s *sqlStore) ParkedTurns(ctx context.Context) ([]api.Turn, error) {
+	out, err := queryAll(ctx, s.read, s.q(`SELECT t.session_id, t.id, t.kind, t.status, t.reason, t.started_at FROM sessions s
+		JOIN turns t ON t.session_id = s.id AND t.id = s.turn_id WHERE s.turn_id IS NOT NULL AND s.lease_expires IS NULL`), nil, scanTurnRow)
+	if err != nil {
+		return nil, fmt.Errorf("listing parked turns: %w", err)
+	}
+	return out, nil
 }

@@ -1,74 +1,49 @@
 // Package store keeps an agent's durable state: sessions, their turns and
-// their event streams. [Store] is one interface; [New] implements it in
-// portable SQL over database/sql, and the drivers (store/sqlite, and
-// PostgreSQL later) open a database for it. The conformance suite in
-// store/storetest runs against every driver.
+// event streams, parked approvals, KV entries and file metadata. [Store] is
+// one interface; [New] implements it in portable SQL over database/sql (the
+// drivers, store/sqlite and later PostgreSQL, open a database for it), and
+// store/memory keeps it in memory for tests and embedding. The conformance
+// suite in store/storetest runs against every implementation.
+//
+// The records are the protocol's own types (package api): what the store
+// keeps is what the HTTP API shows.
 package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/tool"
 )
 
-// Errors callers branch on with errors.Is.
+// Errors callers branch on with errors.Is. The host maps them to the
+// API's errors ([api.Error]) in one place.
 var (
-	// ErrNotFound: no such session or turn.
+	// ErrNotFound: no such session, turn, approval, key or file.
 	ErrNotFound = errors.New("not found")
 	// ErrBusy: the session already has a running turn.
 	ErrBusy = errors.New("session is busy: another turn is running")
-	// ErrNotRunning: the turn has already ended.
+	// ErrNotRunning: the turn has already ended (or, for ResumeTurn, is
+	// not parked).
 	ErrNotRunning = errors.New("turn is not running")
-	// ErrExists: a session with that id exists.
+	// ErrExists: a session or approval with that id exists.
 	ErrExists = errors.New("already exists")
+	// ErrAlreadyResolved: the approval was decided before; the error comes
+	// with the approval as it stands.
+	ErrAlreadyResolved = errors.New("already resolved")
+	// ErrExpired: the approval expired before anyone decided.
+	ErrExpired = errors.New("expired")
+	// ErrConflict: a compare-and-set found another version.
+	ErrConflict = errors.New("version conflict")
+	// ErrBadCursor: a cursor the store did not make.
+	ErrBadCursor = errors.New("invalid cursor")
 )
 
-// Session is a conversation on a channel, with its own workspace.
-type Session struct {
-	ID        string    `json:"id"`
-	Channel   string    `json:"channel"`
-	Mode      string    `json:"mode"` // "local" or "cloud"
-	Principal string    `json:"principal"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
-	// LastSeq is the sequence number of the session's newest event.
-	LastSeq int64 `json:"lastSeq"`
-	// RunningTurn is the id of the running turn, or "".
-	RunningTurn string `json:"runningTurn,omitempty"`
-}
-
-// Turn statuses.
-const (
-	TurnRunning   = "running"
-	TurnCompleted = "completed"
-	TurnFailed    = "failed"
-)
-
-// Turn is one model run or one direct call in a session.
-type Turn struct {
-	SessionID string     `json:"sessionId"`
-	ID        string     `json:"id"`
-	Kind      string     `json:"kind"` // "model" or "call"
-	Status    string     `json:"status"`
-	Reason    string     `json:"reason,omitempty"`
-	StartedAt time.Time  `json:"startedAt"`
-	EndedAt   *time.Time `json:"endedAt,omitempty"`
-}
-
-// Event is one entry of a session's stream. Seq numbers a session's events
-// from 1 without gaps; the store assigns it when the event is appended.
-type Event struct {
-	SessionID string          `json:"sessionId"`
-	Seq       int64           `json:"seq"`
-	TurnID    string          `json:"turnId,omitempty"`
-	Kind      string          `json:"kind"`
-	Data      json.RawMessage `json:"data"`
-	Time      time.Time       `json:"time"`
-}
-
-// Lease is a running turn's hold on its session. The holder renews it while
-// the turn runs; a lease that expires belongs to a host that died.
+// Lease is a running turn's hold on its session (or an approved call's
+// executor's hold on it). The holder renews it while it runs; a lease that
+// expires belongs to a host that died.
 type Lease struct {
 	Holder string
 	TTL    time.Duration
@@ -80,45 +55,164 @@ type Page struct {
 	Cursor string // from the previous page's next cursor; "" for the first
 }
 
+// ListParams select the entries of a namespace whose names start with
+// Prefix, in byte order, a page at a time.
+type ListParams struct {
+	Namespace string
+	Prefix    string
+	Page
+}
+
+// BeginTurnParams start a turn.
+type BeginTurnParams struct {
+	Turn  api.Turn // SessionID, ID and Kind; StartedAt is set if zero
+	Lease Lease
+	// Events are appended in the same transaction (turn.started, …).
+	Events []api.Event
+}
+
+// EndTurnParams end a running turn.
+type EndTurnParams struct {
+	SessionID string
+	TurnID    string
+	Status    api.TurnStatus // completed or failed
+	Reason    string
+	// Events are appended in the same transaction (turn.completed, …).
+	Events []api.Event
+}
+
+// ListApprovalsParams select approvals.
+type ListApprovalsParams struct {
+	Status api.ApprovalStatus // "" for all
+	Page
+}
+
+// ResolveApprovalParams decide a pending approval.
+type ResolveApprovalParams struct {
+	CallID   string
+	Approved bool
+	By       string // the approver's principal
+	Reason   string
+	// Executor holds an approved call until its outcome is recorded or the
+	// lease runs out.
+	Executor Lease
+}
+
+// KVSetParams write a KV entry.
+type KVSetParams struct {
+	Namespace string
+	Key       string
+	Value     []byte
+	// TTL, if positive, makes the entry expire after it.
+	TTL time.Duration
+	// IfVersion, if set, makes the write conditional: the key's current
+	// version must be *IfVersion (0: the key is absent or expired), else
+	// ErrConflict.
+	IfVersion *int64
+}
+
 // Store is the durable state of one agent.
 type Store interface {
-	// CreateSession stores a new session; its CreatedAt and UpdatedAt are
-	// set if zero.
-	CreateSession(ctx context.Context, s Session) (Session, error)
-	// Session returns a session.
-	Session(ctx context.Context, id string) (Session, error)
-	// Sessions lists sessions, newest first, and the cursor of the next
-	// page ("" after the last).
-	Sessions(ctx context.Context, p Page) ([]Session, string, error)
-
-	// BeginTurn records a running turn and makes it the session's one
-	// running turn, appending events (such as turn.started) in the same
-	// transaction. It fails with ErrBusy while another turn's lease holds.
-	BeginTurn(ctx context.Context, t Turn, lease Lease, events ...Event) ([]Event, error)
-	// RenewLease extends a running turn's lease; ErrNotRunning if the turn
-	// no longer holds the session.
-	RenewLease(ctx context.Context, sessionID, turnID string, lease Lease) error
-	// EndTurn ends a running turn with a status and reason, releases the
-	// session and appends events (such as turn.completed), atomically. It
-	// fails with ErrNotRunning if the turn has already ended.
-	EndTurn(ctx context.Context, sessionID, turnID, status, reason string, events ...Event) ([]Event, error)
-	// ExpiredTurns lists running turns whose lease expired before now.
-	ExpiredTurns(ctx context.Context, now time.Time) ([]Turn, error)
-	// Turn returns a turn.
-	Turn(ctx context.Context, sessionID, turnID string) (Turn, error)
-
-	// Append adds events to a session's stream and returns them numbered.
-	Append(ctx context.Context, sessionID string, events ...Event) ([]Event, error)
-	// Events returns up to limit events with Seq > after, in order.
-	Events(ctx context.Context, sessionID string, after int64, limit int) ([]Event, error)
-
-	// Approvals keeps calls parked for a person's decision.
+	Sessions
 	Approvals
-	// KV keeps the host's key-value service.
 	KV
-	// Files keeps the metadata of the host's durable files.
 	Files
-
 	// Close releases the database.
 	Close() error
+}
+
+// Sessions is the part of a Store that keeps sessions, turns and events.
+type Sessions interface {
+	// CreateSession stores a new session; its CreatedAt and UpdatedAt are
+	// set if zero. ErrExists if the id is taken.
+	CreateSession(ctx context.Context, s api.Session) (api.Session, error)
+	// Session returns a session.
+	Session(ctx context.Context, id string) (api.Session, error)
+	// ListSessions lists sessions, newest first, and the cursor of the next
+	// page ("" after the last).
+	ListSessions(ctx context.Context, p Page) ([]api.Session, string, error)
+
+	// BeginTurn records a running turn and makes it the session's one
+	// running turn, appending p.Events in the same transaction. It fails
+	// with ErrBusy while another turn's lease holds, ErrNotFound without
+	// the session.
+	BeginTurn(ctx context.Context, p BeginTurnParams) ([]api.Event, error)
+	// RenewLease extends a running turn's lease; ErrNotRunning if the turn
+	// no longer holds the session or is parked.
+	RenewLease(ctx context.Context, sessionID, turnID string, lease Lease) error
+	// EndTurn ends a running turn, releases the session and appends
+	// p.Events, atomically. ErrNotRunning if the turn has already ended.
+	EndTurn(ctx context.Context, p EndTurnParams) ([]api.Event, error)
+	// ExpiredTurns lists running turns whose lease expired before now.
+	ExpiredTurns(ctx context.Context, now time.Time) ([]api.Turn, error)
+	// Turn returns a turn.
+	Turn(ctx context.Context, sessionID, turnID string) (api.Turn, error)
+	// ParkTurn keeps a turn running without a lease while it waits for
+	// approvals: no host holds it, and it does not expire.
+	ParkTurn(ctx context.Context, sessionID, turnID string) error
+	// ResumeTurn takes a parked turn's lease again; ErrNotRunning if it is
+	// not parked (another host resumed or ended it).
+	ResumeTurn(ctx context.Context, sessionID, turnID string, lease Lease) error
+	// ParkedTurns lists parked turns.
+	ParkedTurns(ctx context.Context) ([]api.Turn, error)
+
+	// Append adds events to a session's stream and returns them numbered.
+	Append(ctx context.Context, sessionID string, events ...api.Event) ([]api.Event, error)
+	// Events returns up to limit events with Seq > after, in order.
+	Events(ctx context.Context, sessionID string, after int64, limit int) ([]api.Event, error)
+}
+
+// Approvals is the part of a Store that keeps calls parked for a person's
+// decision.
+type Approvals interface {
+	// CreateApproval parks a call (Status is set to pending), appending
+	// events to its session (if it has one) in the same transaction.
+	CreateApproval(ctx context.Context, a api.Approval, events ...api.Event) ([]api.Event, error)
+	// Approval returns a parked or decided call.
+	Approval(ctx context.Context, callID string) (api.Approval, error)
+	// ListApprovals lists approvals, oldest first.
+	ListApprovals(ctx context.Context, p ListApprovalsParams) ([]api.Approval, string, error)
+	// ResolveApproval decides a pending approval, exactly once: it fails
+	// with ErrAlreadyResolved (and the approval as decided), ErrExpired or
+	// ErrNotFound.
+	ResolveApproval(ctx context.Context, p ResolveApprovalParams) (api.Approval, error)
+	// ExpireApprovals marks pending approvals past their expiry as expired
+	// and returns them.
+	ExpireApprovals(ctx context.Context, now time.Time) ([]api.Approval, error)
+	// RenewExecutor extends an approved call's executor lease.
+	RenewExecutor(ctx context.Context, callID string, executor Lease) error
+	// OrphanedApprovals lists approved calls without an outcome whose
+	// executor's lease ran out: their host died while running them.
+	OrphanedApprovals(ctx context.Context, now time.Time) ([]api.Approval, error)
+	// FinishApproval records a decided call's outcome, once; false if it
+	// had one already.
+	FinishApproval(ctx context.Context, callID string, outcome api.Outcome) (bool, error)
+}
+
+// KV is the part of a Store that keeps key-value entries, by namespace.
+type KV interface {
+	// KVGet returns a live entry; ErrNotFound if absent or expired.
+	KVGet(ctx context.Context, ns, key string) (tool.KVEntry, error)
+	// KVSet writes an entry and returns it with its new version (the
+	// key's writes counted from 1); ErrConflict when p.IfVersion differs.
+	KVSet(ctx context.Context, p KVSetParams) (tool.KVEntry, error)
+	// KVDelete removes a key; deleting an absent key is no error.
+	KVDelete(ctx context.Context, ns, key string) error
+	// KVList lists live entries whose keys start with p.Prefix, in byte
+	// order.
+	KVList(ctx context.Context, p ListParams) ([]tool.KVEntry, string, error)
+}
+
+// Files is the part of a Store that keeps the metadata of files, by
+// namespace; the contents live elsewhere.
+type Files interface {
+	// PutFileMeta stores (or replaces) a file's metadata.
+	PutFileMeta(ctx context.Context, ns string, f tool.FileInfo) error
+	// FileMeta returns a file's metadata; ErrNotFound if absent.
+	FileMeta(ctx context.Context, ns, name string) (tool.FileInfo, error)
+	// DeleteFileMeta removes a file's metadata; an absent file is no error.
+	DeleteFileMeta(ctx context.Context, ns, name string) error
+	// ListFileMeta lists files whose names start with p.Prefix, in byte
+	// order.
+	ListFileMeta(ctx context.Context, p ListParams) ([]tool.FileInfo, string, error)
 }

@@ -18,7 +18,7 @@ type Otel interface {
 
 type noOtel struct{}
 
-func (noOtel) Count(context.Context, string, int64, map[string]string)     {}
+func (noOtel) Count(context.Context, string, int64, map[string]string)    {}
 func (noOtel) Record(context.Context, string, float64, map[string]string) {}
 func (noOtel) TagSession(context.Context, string, string) error {
 	return ErrNoSession

@@ -78,6 +78,7 @@ type KVEntry struct {
 	Value     []byte     `json:"value"`
 	Version   int64      `json:"version"`
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	UpdatedAt time.Time  `json:"updatedAt"`
 }
 
 // KVSetOptions modify a write. Nil means defaults.

@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/store/sqlite"
@@ -106,14 +107,14 @@ func run(n int) error {
 		return err
 	}
 	ready := time.Since(start)
-	page, _, err := h.Approvals(ctx, store.ApprovalPending, store.Page{Limit: 100})
+	page, _, err := h.Approvals(ctx, api.ApprovalPending, store.Page{Limit: 100})
 	if err != nil {
 		return err
 	}
 	listed := time.Since(start)
 	total := 0
 	for cursor := ""; ; {
-		p, next, err := h.Approvals(ctx, store.ApprovalPending, store.Page{Limit: 1000, Cursor: cursor})
+		p, next, err := h.Approvals(ctx, api.ApprovalPending, store.Page{Limit: 1000, Cursor: cursor})
 		if err != nil {
 			return err
 		}

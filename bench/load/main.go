@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -109,7 +110,7 @@ func runServer(role string) error {
 	fmt.Println(ln.Addr().String())
 	go func() { io.Copy(io.Discard, os.Stdin); ln.Close() }()
 	err = http.Serve(ln, handler)
-	if err != nil && !strings.Contains(err.Error(), "closed") {
+	if err != nil && !errors.Is(err, net.ErrClosed) {
 		return err
 	}
 	return nil

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/fakemodel"
 	"github.com/agentsdk/agentsdk/model"
@@ -44,8 +45,8 @@ func openStore(b *testing.B) store.Store {
 func BenchmarkAppend(b *testing.B) {
 	st := openStore(b)
 	ctx := context.Background()
-	st.CreateSession(ctx, store.Session{ID: "s", Channel: "http", Mode: "local"})
-	ev := store.Event{Kind: "message.delta", Data: json.RawMessage(`{"text":"a few words of a streamed answer"}`)}
+	st.CreateSession(ctx, api.Session{ID: "s", Channel: "http", Mode: "local"})
+	ev := api.Event{Kind: "message.delta", Data: json.RawMessage(`{"text":"a few words of a streamed answer"}`)}
 	b.ResetTimer()
 	for b.Loop() {
 		if _, err := st.Append(ctx, "s", ev); err != nil {
@@ -60,9 +61,9 @@ func BenchmarkAppendParallel(b *testing.B) {
 	st := openStore(b)
 	ctx := context.Background()
 	for i := range 8 {
-		st.CreateSession(ctx, store.Session{ID: fmt.Sprint(i), Channel: "http", Mode: "local"})
+		st.CreateSession(ctx, api.Session{ID: fmt.Sprint(i), Channel: "http", Mode: "local"})
 	}
-	ev := store.Event{Kind: "message.delta", Data: json.RawMessage(`{"text":"a few words"}`)}
+	ev := api.Event{Kind: "message.delta", Data: json.RawMessage(`{"text":"a few words"}`)}
 	var mu sync.Mutex
 	next := 0
 	b.SetParallelism(4)
@@ -210,8 +211,8 @@ func roundTrips(b *testing.B, provider string) {
 			select {
 			case evs := <-sub.C:
 				for _, e := range evs {
-					if e.TurnID == turnID && (e.Kind == host.EventTurnCompleted || e.Kind == host.EventTurnFailed) {
-						if e.Kind == host.EventTurnFailed {
+					if e.TurnID == turnID && (e.Kind == api.KindTurnCompleted || e.Kind == api.KindTurnFailed) {
+						if e.Kind == api.KindTurnFailed {
 							b.Fatalf("turn failed: %s", e.Data)
 						}
 						done = true
@@ -220,7 +221,7 @@ func roundTrips(b *testing.B, provider string) {
 			case <-sub.Poke:
 				evs, _ := h.Events(ctx, sess.ID, 0, 10000)
 				for _, e := range evs {
-					done = done || (e.TurnID == turnID && e.Kind == host.EventTurnCompleted)
+					done = done || (e.TurnID == turnID && e.Kind == api.KindTurnCompleted)
 				}
 			}
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentsdk/agentsdk/internal/agentconfig"
+	"github.com/agentsdk/agentsdk/agentconfig"
 	"github.com/agentsdk/agentsdk/internal/build"
 	"github.com/agentsdk/agentsdk/internal/command"
 )
@@ -27,7 +27,7 @@ binary, serves its HTTP API, and calls its tools directly, with no model turn.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newInit(), newServe(), newCall(), newTools(), newBuild(), newVersion(), newSessions(), newSend(), newEvents(),
-		newApprovals(), newDecide(true), newDecide(false))
+		newApprovals(), newDecide(true), newDecide(false), newOpenAPI())
 	return root
 }
 

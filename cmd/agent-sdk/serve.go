@@ -2,42 +2,26 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentsdk/agentsdk/internal/serveflags"
 )
 
 func newServe() *cobra.Command {
 	var (
-		f               agentFlags
-		addr            string
-		slug            string
-		tok             string
-		maxBody         int64
-		logFmt          string
-		leaseTTL        string
-		approvalWait    string
-		approvalTimeout string
+		f  agentFlags
+		sf serveflags.Serve
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve an agent's HTTP API",
 		Long: `serve builds the agent in --dir (or reuses the cached binary) and serves its API:
 
-  GET  /healthz                              liveness, no token needed
-  GET  /<slug>/v1/tools                      the tools
-  POST /<slug>/v1/tools/<name>               call a tool: {"input": {…}, "sessionId": "…"}
-  POST /<slug>/v1/session                    open a session: {"channel": "http", "message": "…"}
-  POST /<slug>/v1/session/<id>/messages      continue it: {"message": "…"}
-  GET  /<slug>/v1/session/<id>               a session
-  GET  /<slug>/v1/sessions                   sessions, newest first (?limit=&cursor=)
-  POST /<slug>/v1/session/<id>/cancel        cancel the running turn
-  GET  /<slug>/v1/session/<id>/events        its event stream (SSE; Last-Event-ID or ?after=N;
-                                             ?follow=false for stored events as JSON)
-  GET  /<slug>/v1/approvals?status=pending   calls waiting for a person
-  POST /<slug>/v1/approvals/<callId>         decide: {"approved": true|false, "reason": "…"}
-  POST /<slug>/v1/session/<id>/approvals/<callId>   the same, for a call in that session
-  GET  /<slug>/v1/calls/<callId>             a gated direct call's outcome (after a 202)
+` + apiTable + `
+The API is described by an OpenAPI 3.1 document at /<slug>/v1/openapi.json
+(also: agent-sdk openapi --dir DIR). Errors are {"ok": false, "error":
+{"code": …, "message": …}}; the codes are listed in the README.
 
 The model comes from agent/agent.yaml (model.provider and model.name) or
 --model provider/name, with the provider's usual environment variables
@@ -53,43 +37,51 @@ in-flight calls finish.`,
   agent-sdk serve --dir . --addr 127.0.0.1:8080 --slug myagent`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.model = sf.Model
 			agent, res, state, err := f.buildAgent(cmd)
+			if err != nil {
+				return err
+			}
+			argv := []string{"serve", "--state", state}
+			if !cmd.Flags().Changed("slug") {
+				argv = append(argv, "--slug", agent.Slug())
+			}
+			argv = append(argv, serveflags.Args(cmd.Flags())...)
+			return execAgent(agent, res.Binary, argv...)
+		},
+	}
+	f.register(cmd)
+	sf.Register(cmd.Flags(), "")
+	return cmd
+}
+
+func newOpenAPI() *cobra.Command {
+	var (
+		f    agentFlags
+		slug string
+	)
+	cmd := &cobra.Command{
+		Use:   "openapi",
+		Short: "Print the OpenAPI 3.1 document of an agent's HTTP API",
+		Long: `openapi builds the agent in --dir (as for serve) and prints the OpenAPI 3.1
+document its host serves at /<slug>/v1/openapi.json: every endpoint, its bodies
+and error codes, and each server tool's own input schema under its call route.
+Generate a client in any language from it, or browse it in the tools you use.`,
+		Example: "  agent-sdk openapi --dir examples/quickstart > openapi.json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			agent, res, _, err := f.buildAgent(cmd)
 			if err != nil {
 				return err
 			}
 			if slug == "" {
 				slug = agent.Slug()
 			}
-			argv := []string{"serve", "--addr", addr, "--slug", slug, "--state", state,
-				"--max-body-bytes", strconv.FormatInt(maxBody, 10), "--log-format", logFmt}
-			if tok != "" {
-				argv = append(argv, "--token", tok)
-			}
-			if f.model != "" {
-				argv = append(argv, "--model", f.model)
-			}
-			if leaseTTL != "" {
-				argv = append(argv, "--lease-ttl", leaseTTL)
-			}
-			if approvalWait != "" {
-				argv = append(argv, "--approval-wait", approvalWait)
-			}
-			if approvalTimeout != "" {
-				argv = append(argv, "--approval-timeout", approvalTimeout)
-			}
-			return execAgent(agent, res.Binary, argv...)
+			return runAgent(agent, res.Binary, nil, "openapi", "--slug", slug)
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:3000", "address to listen on")
-	cmd.Flags().StringVar(&slug, "slug", "", "URL prefix of the API (default: the agent directory's name)")
-	cmd.Flags().StringVar(&tok, "token", "", "bearer token (default $AGENT_SDK_TOKEN, else generated into <state>/token)")
-	cmd.Flags().Int64Var(&maxBody, "max-body-bytes", 4<<20, "largest request body accepted")
-	cmd.Flags().StringVar(&logFmt, "log-format", "text", "request log format: text or json")
-	cmd.Flags().StringVar(&f.model, "model", "", "model as provider/name (anthropic/…, openai/…), overriding agent/agent.yaml")
-	cmd.Flags().StringVar(&approvalWait, "approval-wait", "", "how long a direct call of a gated tool waits for a decision before answering 202 (default 30s)")
-	cmd.Flags().StringVar(&approvalTimeout, "approval-timeout", "", "how long a gated call stays pending before it expires, unless its tool says otherwise (default 24h)")
-	cmd.Flags().StringVar(&leaseTTL, "lease-ttl", "", "how long a turn holds its session between renewals (default 15s); a dead host's turns are closed after it")
+	cmd.Flags().StringVar(&slug, "slug", "", "the API's slug (default: the agent directory's name)")
 	return cmd
 }
 

@@ -7,6 +7,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
 	"os"
@@ -16,8 +17,6 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/shared"
-
-	"encoding/json"
 
 	"github.com/agentsdk/agentsdk/model"
 )
@@ -56,7 +55,7 @@ func (p *provider) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 		params := sdk.ChatCompletionNewParams{
 			Model:     shared.ChatModel(p.cfg.Name),
 			Messages:  messages(req),
-			MaxTokens: param.NewOpt(int64(p.cfg.MaxTokens)),
+			MaxTokens: param.NewOpt(maxTokens(req, p.cfg)),
 		}
 		if len(req.Tools) > 0 {
 			params.Tools = tools(req.Tools)
@@ -110,6 +109,20 @@ func (p *provider) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 			}
 		}
 	}
+}
+
+// maxTokens is the request's cap on the answer, else the configuration's,
+// else [model.MaxTokensDefault]. It is sent as max_tokens, which Ollama,
+// vLLM and llama.cpp understand (OpenAI's o-series models want
+// max_completion_tokens instead).
+func maxTokens(req *model.Request, cfg model.Config) int64 {
+	switch {
+	case req.MaxTokens > 0:
+		return int64(req.MaxTokens)
+	case cfg.MaxTokens > 0:
+		return int64(cfg.MaxTokens)
+	}
+	return model.MaxTokensDefault
 }
 
 func messages(req *model.Request) []sdk.ChatCompletionMessageParamUnion {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -31,7 +32,7 @@ func Open(ctx context.Context, path string) (store.Store, error) {
 			v.Add("_pragma", p)
 		}
 		v.Set("_txlock", txlock)
-		return "file:" + path + "?" + v.Encode()
+		return "file:" + uriPath.Replace(path) + "?" + v.Encode()
 	}
 	write, err := sql.Open("sqlite", dsn("immediate", "journal_mode(WAL)", "synchronous(NORMAL)"))
 	if err != nil {
@@ -59,6 +60,10 @@ func Open(ctx context.Context, path string) (store.Store, error) {
 	}
 	return s, nil
 }
+
+// uriPath escapes what a SQLite URI would read as syntax in a file name:
+// "?" would start the query (the pragmas), "#" a fragment, "%" an escape.
+var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
 func isConflict(err error) bool {
 	var se *sqlite.Error

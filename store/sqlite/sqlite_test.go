@@ -2,9 +2,15 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/store/sqlite"
 	"github.com/agentsdk/agentsdk/store/storetest"
@@ -28,8 +34,8 @@ func TestReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.CreateSession(ctx, store.Session{ID: "s", Channel: "http", Mode: "local"})
-	s.Append(ctx, "s", store.Event{Kind: "message", Data: []byte(`{"text":"hi"}`)})
+	s.CreateSession(ctx, api.Session{ID: "s", Channel: "http", Mode: api.ModeLocal})
+	s.Append(ctx, "s", api.Event{Kind: api.KindMessage, Data: []byte(`{"text":"hi"}`)})
 	s.Close()
 	s, err = sqlite.Open(ctx, path)
 	if err != nil {
@@ -39,5 +45,81 @@ func TestReopen(t *testing.T) {
 	evs, err := s.Events(ctx, "s", 0, 0)
 	if err != nil || len(evs) != 1 || string(evs[0].Data) != `{"text":"hi"}` {
 		t.Errorf("after reopening: %+v, %v", evs, err)
+	}
+}
+
+// The typed records are stored as the untyped ones were: statuses as the
+// same strings, an outcome as the JSON the host used to write. A database
+// written before the api types keeps working, and one written now reads
+// the same to an older host.
+func TestOnDiskFormat(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "agent.db")
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.CreateSession(ctx, api.Session{ID: "s", Channel: "http", Mode: api.ModeLocal})
+	s.BeginTurn(ctx, store.BeginTurnParams{Turn: api.Turn{SessionID: "s", ID: "t1", Kind: api.TurnModel}, Lease: store.Lease{Holder: "h", TTL: time.Minute}})
+	s.EndTurn(ctx, store.EndTurnParams{SessionID: "s", TurnID: "t1", Status: api.TurnStatusFailed, Reason: "boom"})
+	s.CreateApproval(ctx, api.Approval{CallID: "c1", Tool: "promote", Input: json.RawMessage(`{}`), ExpiresAt: time.Now().Add(time.Hour)})
+	s.ResolveApproval(ctx, store.ResolveApprovalParams{CallID: "c1", Approved: true, By: "p", Executor: store.Lease{Holder: "h", TTL: time.Minute}})
+	s.FinishApproval(ctx, "c1", api.Outcome{ToolName: "promote", CallID: "c1", Result: json.RawMessage(`{"ok":true}`), DurationMs: 7})
+
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var mode, kind, turnStatus, approvalStatus, outcome string
+	if err := db.QueryRowContext(ctx, `SELECT s.mode, t.kind, t.status, a.status, a.outcome FROM sessions s, turns t, approvals a`).
+		Scan(&mode, &kind, &turnStatus, &approvalStatus, &outcome); err != nil {
+		t.Fatal(err)
+	}
+	const wantOutcome = `{"toolName":"promote","callId":"c1","isError":false,"result":{"ok":true},"durationMs":7}`
+	if mode != "local" || kind != "model" || turnStatus != "failed" || approvalStatus != "approved" || outcome != wantOutcome {
+		t.Errorf("stored %q %q %q %q %s", mode, kind, turnStatus, approvalStatus, outcome)
+	}
+
+	// An outcome written by an older host reads as an api.Outcome.
+	if _, err := db.ExecContext(ctx, `UPDATE approvals SET outcome = ? WHERE call_id = 'c1'`,
+		`{"toolName":"promote","callId":"c1","isError":true,"result":"denied by policy","durationMs":3}`); err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Approval(ctx, "c1")
+	if err != nil || a.Outcome == nil || !a.Outcome.IsError || string(a.Outcome.Result) != `"denied by policy"` || a.Outcome.DurationMs != 3 {
+		t.Errorf("Approval = %+v (outcome %+v), %v", a, a.Outcome, err)
+	}
+}
+
+// A file name holding what a URI reads as syntax opens that very file,
+// with the pragmas applied (WAL leaves its -wal file beside the database).
+func TestOpenPathWithURISyntax(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var paths []string
+	for i, name := range []string{"a#1", "a#2", "b?x=1", "c%41"} {
+		path := filepath.Join(dir, name, "agent.db")
+		paths = append(paths, path)
+		s, err := sqlite.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if _, err := s.CreateSession(ctx, api.Session{ID: "s", Channel: "http", Mode: api.ModeLocal}); err != nil {
+			t.Errorf("%s: a store opened earlier (%d) shares the file: %v", name, i, err)
+		}
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if _, err := os.Stat(path + "-wal"); err != nil {
+			t.Errorf("%s: not in WAL mode: %v", name, err)
+		}
+	}
+	for _, stray := range []string{filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "cA")} {
+		if _, err := os.Stat(stray); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s exists: %v", stray, err)
+		}
 	}
 }

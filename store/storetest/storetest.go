@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/store"
 )
 
@@ -26,13 +27,18 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AppendNumbersWithoutGaps", testAppend},
 		{"ConcurrentAppends", testConcurrentAppends},
 		{"OneTurnAtATime", testTurns},
+		{"FailedBeginTurnChangesNothing", testBeginTurnAtomic},
 		{"ExpiredLeases", testExpiredLeases},
 		{"ApprovalsExactlyOnce", testApprovals},
 		{"ApprovalExpiryAndOrphans", testApprovalExpiry},
+		{"ListApprovalsByStatus", testListApprovals},
+		{"FailedCreateApprovalChangesNothing", testCreateApprovalAtomic},
 		{"ParkedTurns", testParkedTurns},
 		{"KV", testKV},
+		{"KVIfVersion", testKVIfVersion},
 		{"FileMetadata", testFiles},
 		{"KVCompareAndSetUnderContention", testKVContention},
+		{"ReturnsCopies", testReturnsCopies},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,33 +51,44 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 
 var ctx = context.Background()
 
-func mustSession(t *testing.T, s store.Store, id string) store.Session {
+func mustSession(t *testing.T, s store.Store, id string) api.Session {
 	t.Helper()
-	sess, err := s.CreateSession(ctx, store.Session{ID: id, Channel: "http", Mode: "local", Principal: "tester"})
+	sess, err := s.CreateSession(ctx, api.Session{ID: id, Channel: "http", Mode: api.ModeLocal, Principal: "tester"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return sess
 }
 
-func ev(kind string, data any) store.Event {
+func ev(kind api.Kind, data any) api.Event {
 	b, _ := json.Marshal(data)
-	return store.Event{Kind: kind, Data: b}
+	return api.Event{Kind: kind, Data: b}
+}
+
+func beginTurn(s store.Store, sessionID, turnID string, kind api.TurnKind, lease store.Lease, events ...api.Event) ([]api.Event, error) {
+	return s.BeginTurn(ctx, store.BeginTurnParams{Turn: api.Turn{SessionID: sessionID, ID: turnID, Kind: kind}, Lease: lease, Events: events})
+}
+
+func endTurn(s store.Store, sessionID, turnID string, status api.TurnStatus, reason string, events ...api.Event) ([]api.Event, error) {
+	return s.EndTurn(ctx, store.EndTurnParams{SessionID: sessionID, TurnID: turnID, Status: status, Reason: reason, Events: events})
 }
 
 func testSessions(t *testing.T, s store.Store) {
+	if page, next, err := s.ListSessions(ctx, store.Page{}); err != nil || len(page) != 0 || next != "" {
+		t.Errorf("ListSessions of an empty store = %+v, %q, %v", page, next, err)
+	}
 	created := mustSession(t, s, "s1")
 	if created.CreatedAt.IsZero() || created.LastSeq != 0 {
 		t.Errorf("created %+v", created)
 	}
 	got, err := s.Session(ctx, "s1")
-	if err != nil || got.ID != "s1" || got.Channel != "http" || got.Mode != "local" || got.Principal != "tester" || !got.CreatedAt.Equal(created.CreatedAt) {
+	if err != nil || got.ID != "s1" || got.Channel != "http" || got.Mode != api.ModeLocal || got.Principal != "tester" || !got.CreatedAt.Equal(created.CreatedAt) {
 		t.Errorf("Session = %+v, %v", got, err)
 	}
 	if _, err := s.Session(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("missing session: %v", err)
 	}
-	if _, err := s.CreateSession(ctx, store.Session{ID: "s1", Channel: "http", Mode: "local"}); !errors.Is(err, store.ErrExists) {
+	if _, err := s.CreateSession(ctx, api.Session{ID: "s1", Channel: "http", Mode: api.ModeLocal}); !errors.Is(err, store.ErrExists) {
 		t.Errorf("duplicate session: %v", err)
 	}
 	if _, err := s.Append(ctx, "nope", ev("x", nil)); !errors.Is(err, store.ErrNotFound) {
@@ -84,14 +101,14 @@ func testSessionPages(t *testing.T, s store.Store) {
 	for i := range 25 {
 		// Two sessions share each timestamp, so the cursor must break ties.
 		at := base.Add(time.Duration(i/2) * time.Second)
-		if _, err := s.CreateSession(ctx, store.Session{ID: fmt.Sprintf("s%02d", i), Channel: "http", Mode: "local", CreatedAt: at}); err != nil {
+		if _, err := s.CreateSession(ctx, api.Session{ID: fmt.Sprintf("s%02d", i), Channel: "http", Mode: api.ModeLocal, CreatedAt: at}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var all []string
 	cursor := ""
 	for pages := 0; ; pages++ {
-		page, next, err := s.Sessions(ctx, store.Page{Limit: 10, Cursor: cursor})
+		page, next, err := s.ListSessions(ctx, store.Page{Limit: 10, Cursor: cursor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +136,7 @@ func testSessionPages(t *testing.T, s store.Store) {
 			t.Errorf("not newest first: %s before %s", all[i-1], id)
 		}
 	}
-	if _, _, err := s.Sessions(ctx, store.Page{Cursor: "not a cursor!"}); !errors.Is(err, store.ErrBadCursor) {
+	if _, _, err := s.ListSessions(ctx, store.Page{Cursor: "not a cursor!"}); !errors.Is(err, store.ErrBadCursor) {
 		t.Errorf("bad cursor: %v", err)
 	}
 }
@@ -178,37 +195,40 @@ func testConcurrentAppends(t *testing.T, s store.Store) {
 func testTurns(t *testing.T, s store.Store) {
 	mustSession(t, s, "s")
 	lease := store.Lease{Holder: "h1", TTL: time.Minute}
-	started, err := s.BeginTurn(ctx, store.Turn{SessionID: "s", ID: "t1", Kind: "model"}, lease, ev("turn.started", nil))
+	started, err := beginTurn(s, "s", "t1", api.TurnModel, lease, ev(api.KindTurnStarted, nil))
 	if err != nil || len(started) != 1 || started[0].TurnID != "t1" || started[0].Seq != 1 {
 		t.Fatalf("BeginTurn = %+v, %v", started, err)
 	}
 	if sess, _ := s.Session(ctx, "s"); sess.RunningTurn != "t1" {
 		t.Errorf("RunningTurn = %q", sess.RunningTurn)
 	}
-	if _, err := s.BeginTurn(ctx, store.Turn{SessionID: "s", ID: "t2", Kind: "call"}, lease); !errors.Is(err, store.ErrBusy) {
+	if _, err := beginTurn(s, "s", "t2", api.TurnCall, lease); !errors.Is(err, store.ErrBusy) {
 		t.Errorf("second turn: %v", err)
 	}
-	if _, err := s.BeginTurn(ctx, store.Turn{SessionID: "nope", ID: "t", Kind: "call"}, lease); !errors.Is(err, store.ErrNotFound) {
+	if _, err := beginTurn(s, "nope", "t", api.TurnCall, lease); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("turn in a missing session: %v", err)
 	}
 	if err := s.RenewLease(ctx, "s", "t1", lease); err != nil {
 		t.Errorf("RenewLease: %v", err)
 	}
-	ended, err := s.EndTurn(ctx, "s", "t1", store.TurnCompleted, "", ev("turn.completed", nil))
+	ended, err := endTurn(s, "s", "t1", api.TurnStatusCompleted, "", ev(api.KindTurnCompleted, nil))
 	if err != nil || len(ended) != 1 || ended[0].Seq != 2 || ended[0].TurnID != "t1" {
 		t.Fatalf("EndTurn = %+v, %v", ended, err)
 	}
-	if _, err := s.EndTurn(ctx, "s", "t1", store.TurnFailed, "again"); !errors.Is(err, store.ErrNotRunning) {
+	if _, err := endTurn(s, "s", "t1", api.TurnStatusFailed, "again"); !errors.Is(err, store.ErrNotRunning) {
 		t.Errorf("ending twice: %v", err)
 	}
 	if err := s.RenewLease(ctx, "s", "t1", lease); !errors.Is(err, store.ErrNotRunning) {
 		t.Errorf("renewing an ended turn: %v", err)
 	}
 	turn, err := s.Turn(ctx, "s", "t1")
-	if err != nil || turn.Status != store.TurnCompleted || turn.EndedAt == nil || turn.Kind != "model" {
+	if err != nil || turn.Status != api.TurnStatusCompleted || turn.EndedAt == nil || turn.Kind != api.TurnModel {
 		t.Errorf("Turn = %+v, %v", turn, err)
 	}
-	if _, err := s.BeginTurn(ctx, store.Turn{SessionID: "s", ID: "t2", Kind: "call"}, lease); err != nil {
+	if _, err := s.Turn(ctx, "s", "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("missing turn: %v", err)
+	}
+	if _, err := beginTurn(s, "s", "t2", api.TurnCall, lease); err != nil {
 		t.Errorf("a turn after the first ended: %v", err)
 	}
 	if sess, _ := s.Session(ctx, "s"); sess.RunningTurn != "t2" {
@@ -222,7 +242,7 @@ func testTurns(t *testing.T, s store.Store) {
 	wins := 0
 	for i := range 20 {
 		wg.Go(func() {
-			_, err := s.BeginTurn(ctx, store.Turn{SessionID: "race", ID: fmt.Sprintf("r%d", i), Kind: "call"}, lease)
+			_, err := beginTurn(s, "race", fmt.Sprintf("r%d", i), api.TurnCall, lease)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -239,14 +259,36 @@ func testTurns(t *testing.T, s store.Store) {
 	}
 }
 
+// A turn id is used once per session: beginning it again fails, and the
+// failure leaves the session free and its stream as it was.
+func testBeginTurnAtomic(t *testing.T, s store.Store) {
+	mustSession(t, s, "s")
+	lease := store.Lease{Holder: "h", TTL: time.Minute}
+	if _, err := beginTurn(s, "s", "t1", api.TurnModel, lease, ev(api.KindTurnStarted, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := endTurn(s, "s", "t1", api.TurnStatusCompleted, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := beginTurn(s, "s", "t1", api.TurnModel, lease, ev(api.KindTurnStarted, nil)); err == nil {
+		t.Error("a turn id was used twice")
+	}
+	if sess, _ := s.Session(ctx, "s"); sess.RunningTurn != "" || sess.LastSeq != 1 {
+		t.Errorf("a failed BeginTurn changed the session: %+v", sess)
+	}
+	if turn, _ := s.Turn(ctx, "s", "t1"); turn.Status != api.TurnStatusCompleted {
+		t.Errorf("a failed BeginTurn changed the turn: %+v", turn)
+	}
+}
+
 func testExpiredLeases(t *testing.T, s store.Store) {
 	mustSession(t, s, "s")
 	dead := store.Lease{Holder: "dead-host", TTL: -time.Second} // already expired
-	if _, err := s.BeginTurn(ctx, store.Turn{SessionID: "s", ID: "t1", Kind: "model"}, dead); err != nil {
+	if _, err := beginTurn(s, "s", "t1", api.TurnModel, dead); err != nil {
 		t.Fatal(err)
 	}
 	mustSession(t, s, "alive")
-	if _, err := s.BeginTurn(ctx, store.Turn{SessionID: "alive", ID: "t1", Kind: "model"}, store.Lease{Holder: "h", TTL: time.Minute}); err != nil {
+	if _, err := beginTurn(s, "alive", "t1", api.TurnModel, store.Lease{Holder: "h", TTL: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	expired, err := s.ExpiredTurns(ctx, time.Now())
@@ -255,14 +297,14 @@ func testExpiredLeases(t *testing.T, s store.Store) {
 	}
 	// A new turn may take a session whose lease expired; the old turn still
 	// needs closing and is still listed.
-	if _, err := s.BeginTurn(ctx, store.Turn{SessionID: "s", ID: "t2", Kind: "call"}, store.Lease{Holder: "h", TTL: time.Minute}); err != nil {
+	if _, err := beginTurn(s, "s", "t2", api.TurnCall, store.Lease{Holder: "h", TTL: time.Minute}); err != nil {
 		t.Fatalf("taking an expired lease: %v", err)
 	}
 	expired, _ = s.ExpiredTurns(ctx, time.Now())
 	if len(expired) != 1 || expired[0].ID != "t1" {
 		t.Fatalf("ExpiredTurns after takeover = %+v", expired)
 	}
-	if _, err := s.EndTurn(ctx, "s", "t1", store.TurnFailed, "interrupted by host restart", ev("turn.failed", nil)); err != nil {
+	if _, err := endTurn(s, "s", "t1", api.TurnStatusFailed, "interrupted by host restart", ev(api.KindTurnFailed, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if sess, _ := s.Session(ctx, "s"); sess.RunningTurn != "t2" {
@@ -273,115 +315,10 @@ func testExpiredLeases(t *testing.T, s store.Store) {
 	}
 }
 
-func approval(id, session string, expires time.Time) store.Approval {
-	return store.Approval{CallID: id, SessionID: session, Tool: "promote", Input: json.RawMessage(`{"environment":"production"}`),
-		RequestedBy: "tester", ExpiresAt: expires}
-}
-
-func testApprovals(t *testing.T, s store.Store) {
-	mustSession(t, s, "s")
-	later := time.Now().Add(time.Hour)
-	evs, err := s.CreateApproval(ctx, approval("c1", "s", later), ev("action.approval_requested", map[string]string{"callId": "c1"}))
-	if err != nil || len(evs) != 1 || evs[0].Seq != 1 {
-		t.Fatalf("CreateApproval = %+v, %v", evs, err)
-	}
-	if _, err := s.CreateApproval(ctx, approval("c1", "", later)); !errors.Is(err, store.ErrExists) {
-		t.Errorf("a second approval for one call: %v", err)
-	}
-	if _, err := s.CreateApproval(ctx, approval("c2", "", later)); err != nil {
-		t.Fatal(err)
-	}
-	a, err := s.Approval(ctx, "c1")
-	if err != nil || a.Status != store.ApprovalPending || string(a.Input) != `{"environment":"production"}` || a.SessionID != "s" || a.Outcome != nil {
-		t.Errorf("Approval = %+v, %v", a, err)
-	}
-	if _, err := s.Approval(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("missing approval: %v", err)
-	}
-	pending, _, err := s.ListApprovals(ctx, store.ApprovalPending, store.Page{})
-	if err != nil || len(pending) != 2 || pending[0].CallID != "c1" {
-		t.Errorf("ListApprovals = %+v, %v", pending, err)
-	}
-
-	// Twenty people decide at once: one decision stands.
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	won, lost := 0, 0
-	for i := range 20 {
-		wg.Go(func() {
-			got, err := s.ResolveApproval(ctx, "c1", i%2 == 0, fmt.Sprintf("person%d", i), "why not", store.Lease{Holder: "h", TTL: time.Minute})
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				won++
-			case errors.Is(err, store.ErrAlreadyResolved):
-				lost++
-				if got.Status == store.ApprovalPending || got.DecidedBy == "" || got.DecidedAt == nil {
-					t.Errorf("a refused decision should carry the first one: %+v", got)
-				}
-			default:
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	if won != 1 || lost != 19 {
-		t.Errorf("%d decisions won, %d lost", won, lost)
-	}
-	if _, err := s.ResolveApproval(ctx, "nope", true, "p", "", store.Lease{}); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("resolving a missing approval: %v", err)
-	}
-	if ok, err := s.FinishApproval(ctx, "c1", json.RawMessage(`{"isError":false}`)); !ok || err != nil {
-		t.Errorf("FinishApproval: %v %v", ok, err)
-	}
-	if ok, _ := s.FinishApproval(ctx, "c1", json.RawMessage(`{"isError":true}`)); ok {
-		t.Error("an outcome was recorded twice")
-	}
-	if a, _ := s.Approval(ctx, "c1"); string(a.Outcome) != `{"isError":false}` {
-		t.Errorf("outcome %s", a.Outcome)
-	}
-	if pending, _, _ := s.ListApprovals(ctx, store.ApprovalPending, store.Page{}); len(pending) != 1 || pending[0].CallID != "c2" {
-		t.Errorf("pending after the decision: %+v", pending)
-	}
-}
-
-func testApprovalExpiry(t *testing.T, s store.Store) {
-	past := time.Now().Add(-time.Second)
-	s.CreateApproval(ctx, approval("old", "", past))
-	s.CreateApproval(ctx, approval("new", "", time.Now().Add(time.Hour)))
-	if a, err := s.ResolveApproval(ctx, "old", true, "p", "", store.Lease{Holder: "h", TTL: time.Minute}); !errors.Is(err, store.ErrExpired) || a.Status != store.ApprovalPending {
-		t.Errorf("resolving an expired approval: %+v, %v", a, err)
-	}
-	expired, err := s.ExpireApprovals(ctx, time.Now())
-	if err != nil || len(expired) != 1 || expired[0].CallID != "old" || expired[0].Status != store.ApprovalExpired {
-		t.Fatalf("ExpireApprovals = %+v, %v", expired, err)
-	}
-	if again, _ := s.ExpireApprovals(ctx, time.Now()); len(again) != 0 {
-		t.Errorf("expired twice: %+v", again)
-	}
-	if _, err := s.ResolveApproval(ctx, "old", false, "p", "", store.Lease{}); !errors.Is(err, store.ErrExpired) {
-		t.Errorf("resolving after expiry: %v", err)
-	}
-	// An approved call whose executor died is an orphan; one that is alive
-	// or finished is not.
-	s.CreateApproval(ctx, approval("dead", "", time.Now().Add(time.Hour)))
-	s.ResolveApproval(ctx, "dead", true, "p", "", store.Lease{Holder: "gone", TTL: -time.Second})
-	s.ResolveApproval(ctx, "new", true, "p", "", store.Lease{Holder: "alive", TTL: time.Minute})
-	orphans, err := s.OrphanedApprovals(ctx, time.Now())
-	if err != nil || len(orphans) != 1 || orphans[0].CallID != "dead" {
-		t.Errorf("OrphanedApprovals = %+v, %v", orphans, err)
-	}
-	s.FinishApproval(ctx, "dead", json.RawMessage(`{}`))
-	if orphans, _ := s.OrphanedApprovals(ctx, time.Now()); len(orphans) != 0 {
-		t.Errorf("a finished call is still an orphan: %+v", orphans)
-	}
-}
-
 func testParkedTurns(t *testing.T, s store.Store) {
 	mustSession(t, s, "s")
 	lease := store.Lease{Holder: "h", TTL: -time.Second} // would expire at once
-	if _, err := s.BeginTurn(ctx, store.Turn{SessionID: "s", ID: "t1", Kind: "model"}, lease); err != nil {
+	if _, err := beginTurn(s, "s", "t1", api.TurnModel, lease); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.ParkTurn(ctx, "s", "t1"); err != nil {
@@ -397,7 +334,7 @@ func testParkedTurns(t *testing.T, s store.Store) {
 	if expired, _ := s.ExpiredTurns(ctx, time.Now()); len(expired) != 0 {
 		t.Errorf("a renewal unparked the turn: %+v", expired)
 	}
-	if _, err := s.BeginTurn(ctx, store.Turn{SessionID: "s", ID: "t2", Kind: "call"}, store.Lease{Holder: "h", TTL: time.Minute}); !errors.Is(err, store.ErrBusy) {
+	if _, err := beginTurn(s, "s", "t2", api.TurnCall, store.Lease{Holder: "h", TTL: time.Minute}); !errors.Is(err, store.ErrBusy) {
 		t.Errorf("a parked turn still holds its session: %v", err)
 	}
 	parked, err := s.ParkedTurns(ctx)
@@ -413,120 +350,58 @@ func testParkedTurns(t *testing.T, s store.Store) {
 	if parked, _ := s.ParkedTurns(ctx); len(parked) != 0 {
 		t.Errorf("still parked: %+v", parked)
 	}
+	if err := s.ParkTurn(ctx, "s", "nope"); !errors.Is(err, store.ErrNotRunning) {
+		t.Errorf("parking a turn that does not hold its session: %v", err)
+	}
 }
 
-func testKV(t *testing.T, s store.Store) {
-	if _, err := s.KVGet(ctx, "a", "k"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("missing key: %v", err)
-	}
-	e, err := s.KVSet(ctx, "a", "k", []byte("v1"), -1, 0)
-	if err != nil || e.Version != 1 {
-		t.Fatalf("KVSet = %+v, %v", e, err)
-	}
-	if _, err := s.KVSet(ctx, "a", "k", []byte("x"), 0, 0); !errors.Is(err, store.ErrConflict) {
-		t.Errorf("create-only on an existing key: %v", err)
-	}
-	if e, err := s.KVSet(ctx, "a", "k", []byte("v2"), 1, 0); err != nil || e.Version != 2 {
-		t.Errorf("CAS: %+v %v", e, err)
-	}
-	if got, _ := s.KVGet(ctx, "a", "k"); string(got.Value) != "v2" || got.Version != 2 {
-		t.Errorf("KVGet = %+v", got)
-	}
-	if _, err := s.KVGet(ctx, "b", "k"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("namespaces leak: %v", err)
-	}
-	// Expired entries are gone, and a create-only write may replace them.
-	s.KVSet(ctx, "a", "tmp", []byte("t"), -1, time.Nanosecond)
-	time.Sleep(time.Millisecond)
-	if _, err := s.KVGet(ctx, "a", "tmp"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("expired key: %v", err)
-	}
-	if e, err := s.KVSet(ctx, "a", "tmp", []byte("again"), 0, 0); err != nil || e.Version != 1 {
-		t.Errorf("create over an expired key: %+v %v", e, err)
-	}
-	for _, k := range []string{"user/1", "user/2", "user/3", "users", "user0", "zz", "user/~"} {
-		s.KVSet(ctx, "a", k, []byte(k), -1, 0)
-	}
-	var keys []string
-	for cursor := ""; ; {
-		page, next, err := s.KVList(ctx, "a", "user/", store.Page{Limit: 2, Cursor: cursor})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range page {
-			keys = append(keys, e.Key)
-		}
-		if next == "" {
-			break
-		}
-		cursor = next
-	}
-	if got := fmt.Sprint(keys); got != `[user/1 user/2 user/3 user/~]` {
-		t.Errorf("KVList(user/) = %s", got)
-	}
-	if err := s.KVDelete(ctx, "a", "user/1"); err != nil {
+// What a store returns is the caller's to change: changing it changes
+// nothing stored, and the store does not change what it was given.
+func testReturnsCopies(t *testing.T, s store.Store) {
+	mustSession(t, s, "s")
+	given := []api.Event{ev(api.KindTurnStarted, map[string]string{"a": "b"})}
+	started, err := beginTurn(s, "s", "t1", api.TurnModel, store.Lease{Holder: "h", TTL: time.Minute}, given...)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.KVDelete(ctx, "a", "user/1"); err != nil {
-		t.Errorf("deleting an absent key: %v", err)
+	if given[0].TurnID != "" || given[0].Seq != 0 {
+		t.Errorf("BeginTurn changed the caller's events: %+v", given[0])
 	}
-	if _, err := s.KVGet(ctx, "a", "user/1"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("deleted key: %v", err)
+	started[0].Data[1] = 'X'
+	evs, _ := s.Events(ctx, "s", 0, 0)
+	evs[0].Data[1] = 'Y'
+	if again, _ := s.Events(ctx, "s", 0, 0); string(again[0].Data) != `{"a":"b"}` {
+		t.Errorf("event data changed to %s", again[0].Data)
 	}
-}
 
-// Fifty writers incrementing one counter with compare-and-set lose no
-// update.
-func testKVContention(t *testing.T, s store.Store) {
-	s.KVSet(ctx, "a", "counter", []byte("0"), -1, 0)
-	var wg sync.WaitGroup
-	for range 50 {
-		wg.Go(func() {
-			for {
-				cur, err := s.KVGet(ctx, "a", "counter")
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				var n int
-				fmt.Sscan(string(cur.Value), &n)
-				_, err = s.KVSet(ctx, "a", "counter", []byte(fmt.Sprint(n+1)), cur.Version, 0)
-				if err == nil {
-					return
-				}
-				if !errors.Is(err, store.ErrConflict) {
-					t.Error(err)
-					return
-				}
-			}
-		})
+	s.KVSet(ctx, store.KVSetParams{Namespace: "a", Key: "k", Value: []byte("v1")})
+	got, _ := s.KVGet(ctx, "a", "k")
+	got.Value[0] = 'X'
+	list, _, _ := s.KVList(ctx, store.ListParams{Namespace: "a"})
+	list[0].Value[0] = 'Y'
+	if got, _ := s.KVGet(ctx, "a", "k"); string(got.Value) != "v1" {
+		t.Errorf("value changed to %s", got.Value)
 	}
-	wg.Wait()
-	if got, _ := s.KVGet(ctx, "a", "counter"); string(got.Value) != "50" || got.Version != 51 {
-		t.Errorf("counter = %s at version %d, want 50 at 51", got.Value, got.Version)
+	value := []byte("v2")
+	s.KVSet(ctx, store.KVSetParams{Namespace: "a", Key: "k", Value: value})
+	value[0] = 'Z'
+	if got, _ := s.KVGet(ctx, "a", "k"); string(got.Value) != "v2" {
+		t.Errorf("changing the written slice changed the value to %s", got.Value)
 	}
-}
 
-func testFiles(t *testing.T, s store.Store) {
-	for _, n := range []string{"reports/a.txt", "reports/b.txt", "other.txt"} {
-		if err := s.PutFileMeta(ctx, "ns", store.FileMeta{Name: n, Size: 3, ContentType: "text/plain", SHA256: "x"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s.PutFileMeta(ctx, "ns", store.FileMeta{Name: "reports/a.txt", Size: 5, ContentType: "text/markdown", SHA256: "y"})
-	m, err := s.FileMeta(ctx, "ns", "reports/a.txt")
-	if err != nil || m.Size != 5 || m.ContentType != "text/markdown" {
-		t.Errorf("FileMeta = %+v, %v", m, err)
-	}
-	list, _, _ := s.ListFileMeta(ctx, "ns", "reports/", store.Page{})
-	if len(list) != 2 || list[0].Name != "reports/a.txt" {
-		t.Errorf("ListFileMeta = %+v", list)
-	}
-	s.DeleteFileMeta(ctx, "ns", "reports/a.txt")
-	if _, err := s.FileMeta(ctx, "ns", "reports/a.txt"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("deleted: %v", err)
-	}
-	if _, err := s.FileMeta(ctx, "other", "reports/b.txt"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("namespaces leak: %v", err)
+	input := json.RawMessage(`{"environment":"production"}`)
+	a := approval("c1", "", time.Now().Add(time.Hour))
+	a.Input = input
+	s.CreateApproval(ctx, a)
+	input[2] = 'X'
+	got1, _ := s.Approval(ctx, "c1")
+	got1.Input[2] = 'Y'
+	listed, _, _ := s.ListApprovals(ctx, store.ListApprovalsParams{})
+	listed[0].Input[2] = 'Z'
+	s.FinishApproval(ctx, "c1", api.Outcome{Result: json.RawMessage(`{"ok":true}`)})
+	got1, _ = s.Approval(ctx, "c1")
+	got1.Outcome.Result[2] = 'X'
+	if got, _ := s.Approval(ctx, "c1"); string(got.Input) != `{"environment":"production"}` || string(got.Outcome.Result) != `{"ok":true}` {
+		t.Errorf("approval changed to %s, %s", got.Input, got.Outcome.Result)
 	}
 }

@@ -1,6 +1,6 @@
 // Package otlp exports an agent's spans and metrics over OTLP/HTTP when the
-// standard OTEL_EXPORTER_OTLP_* variables are set. Importing it registers
-// the exporter with the serve package; agent-sdk builds it into an agent
+// standard OTEL_EXPORTER_OTLP_* variables are set. [Setup] is the Export
+// of agentmain.Options; agent-sdk sets it in the generated main of an agent
 // when agent.yaml says telemetry.otlp: true, or when an OTLP endpoint
 // variable is set as the agent is built.
 package otlp
@@ -8,8 +8,6 @@ package otlp
 import (
 	"context"
 	"errors"
-	"os"
-	"strings"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -18,24 +16,12 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 
+	"github.com/agentsdk/agentsdk/agentconfig"
 	"github.com/agentsdk/agentsdk/host"
-	"github.com/agentsdk/agentsdk/serve"
 )
 
-func init() { serve.RegisterExporter(Setup) }
-
 // Configured reports whether the standard OTLP variables ask for export.
-func Configured() bool { return otlpConfigured() }
-
-// otlpConfigured reports whether the standard OTLP variables ask for export.
-func otlpConfigured() bool {
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "OTEL_EXPORTER_OTLP_") && strings.Contains(kv, "ENDPOINT=") {
-			return true
-		}
-	}
-	return false
-}
+func Configured() bool { return agentconfig.OTLPEndpointSet() }
 
 // Setup exports the host's spans and metrics over OTLP/HTTP when the
 // standard OTEL_EXPORTER_OTLP_* variables are set (endpoint, headers,
@@ -43,7 +29,7 @@ func otlpConfigured() bool {
 // nothing, and telemetry costs nothing. The returned function flushes and
 // stops the exporters.
 func Setup(ctx context.Context, service string, opts *host.Options) (func(context.Context) error, error) {
-	if !otlpConfigured() {
+	if !Configured() {
 		return func(context.Context) error { return nil }, nil
 	}
 	res, err := resource.Merge(resource.Default(), resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName(service)))

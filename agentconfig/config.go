@@ -1,11 +1,15 @@
 // Package agentconfig reads an agent's agent/agent.yaml: the model, the
-// system prompt and the limits of model turns.
+// system prompt, the limits of model turns, the MCP servers its tools
+// reach and what telemetry export to build in. The agent binary (package
+// agentmain) and the agent-sdk CLI read it; package mcpconn connects to
+// the servers it names.
 package agentconfig
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,6 +62,17 @@ type MCPServer struct {
 	BearerToken string            `yaml:"bearerToken"`
 }
 
+// Validate checks that a server is one kind or the other.
+func (s MCPServer) Validate() error {
+	switch {
+	case s.Command != "" && s.URL != "":
+		return errors.New("give either command or url, not both")
+	case s.Command == "" && s.URL == "":
+		return errors.New("give a command (stdio server) or a url (streamable HTTP server)")
+	}
+	return nil
+}
+
 // Duration is a time.Duration written as "90s" or "5m".
 type Duration time.Duration
 
@@ -89,7 +104,7 @@ func Load(path string) (Config, error) {
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil && !errors.Is(err, errEOF(err)) {
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) { // io.EOF: an empty file
 		return c, fmt.Errorf("reading %s: %w", path, err)
 	}
 	if c.Model.Provider != "" && !known(c.Model.Provider) {
@@ -101,17 +116,6 @@ func Load(path string) (Config, error) {
 	return c, nil
 }
 
-// errEOF returns err if it is the empty document's io.EOF, else a value
-// that matches nothing.
-func errEOF(err error) error {
-	if err != nil && err.Error() == "EOF" {
-		return err
-	}
-	return errNoMatch
-}
-
-var errNoMatch = errors.New("no match")
-
 func known(p string) bool {
 	for _, k := range Providers {
 		if k == p {
@@ -121,9 +125,10 @@ func known(p string) bool {
 	return false
 }
 
-// Extras returns the optional packages to build into an agent: the MCP
-// client when agent.yaml has mcp: servers, the OTLP exporter when it asks
-// for it or an OTLP endpoint variable is set now.
+// Extras returns the optional packages to build into an agent, by path in
+// the SDK module: the MCP client ("mcpconn") when agent.yaml has mcp:
+// servers, the OTLP exporter ("agentmain/otlp") when it asks for it or an
+// OTLP endpoint variable is set now.
 func Extras(agentDir string) ([]string, error) {
 	c, err := Load(Path(agentDir))
 	if err != nil {
@@ -133,16 +138,21 @@ func Extras(agentDir string) ([]string, error) {
 	if len(c.MCP) > 0 {
 		pkgs = append(pkgs, "mcpconn")
 	}
-	otlp := c.Telemetry.OTLP
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "OTEL_EXPORTER_OTLP_") && strings.Contains(kv, "ENDPOINT=") {
-			otlp = true
-		}
-	}
-	if otlp {
-		pkgs = append(pkgs, "serve/otlp")
+	if c.Telemetry.OTLP || OTLPEndpointSet() {
+		pkgs = append(pkgs, "agentmain/otlp")
 	}
 	return pkgs, nil
+}
+
+// OTLPEndpointSet reports whether a standard OTEL_EXPORTER_OTLP_*ENDPOINT
+// variable asks for telemetry export.
+func OTLPEndpointSet() bool {
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "OTEL_EXPORTER_OTLP_") && strings.Contains(kv, "ENDPOINT=") {
+			return true
+		}
+	}
+	return false
 }
 
 // Provider returns the provider to build in: the --model flag's if given,

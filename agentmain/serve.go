@@ -1,0 +1,151 @@
+package agentmain
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/agentsdk/agentsdk/agentconfig"
+	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/internal/command"
+	"github.com/agentsdk/agentsdk/internal/serveflags"
+	"github.com/agentsdk/agentsdk/internal/token"
+	"github.com/agentsdk/agentsdk/model"
+	"github.com/agentsdk/agentsdk/serve"
+	"github.com/agentsdk/agentsdk/store/sqlite"
+	"github.com/agentsdk/agentsdk/tool"
+)
+
+// stateDefault is the state directory, relative to the agent directory.
+const stateDefault = ".agent-sdk"
+
+// dbFile is the SQLite store's file in the state directory.
+const dbFile = "agent.db"
+
+func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o Options) int {
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	fs.SetOutput(stdio.Err)
+	cwd, _ := os.Getwd()
+	var f serveflags.Serve
+	f.Register(fs, filepath.Base(cwd))
+	state := fs.String("state", stateDefault, "state directory")
+	configPath := fs.String("config", filepath.Join("agent", "agent.yaml"), "agent configuration file")
+	if err := fs.Parse(args); err != nil {
+		return command.ExitRefused
+	}
+	var handler slog.Handler
+	switch f.LogFormat {
+	case "text":
+		handler = slog.NewTextHandler(stdio.Err, nil)
+	case "json":
+		handler = slog.NewJSONHandler(stdio.Err, nil)
+	default:
+		fmt.Fprintf(stdio.Err, "--log-format must be text or json, not %q\n", f.LogFormat)
+		return command.ExitRefused
+	}
+	logger := slog.New(handler)
+	stateDir, err := filepath.Abs(*state)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
+	}
+	secret, src, err := token.Ensure(f.Token, stateDir)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
+	}
+	if src == token.FromGenerated {
+		fmt.Fprintf(stdio.Err, "generated an API token and stored it in %s (mode 0600):\n  %s\nread it again with: cat %s\n", token.File(stateDir), secret, token.File(stateDir))
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(stateDir, dbFile))
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
+	}
+	defer st.Close()
+	opts, err := hostOptions(*configPath, f.Model, logger, stdio, o)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitRefused
+	}
+	opts.StateRoot, opts.Logger, opts.Store, opts.LeaseTTL, opts.ApprovalTimeout = stateDir, logger, st, f.LeaseTTL, f.ApprovalTimeout
+	stopExport, err := o.export(ctx, f.Slug, opts, stdio)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "setting up OpenTelemetry export:", err)
+		return command.ExitFailure
+	}
+	defer stopExport(context.WithoutCancel(ctx))
+	h, err := host.New(set, opts)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
+	}
+	if err := h.Start(ctx); err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
+	}
+	defer h.Close()
+	wait := f.ApprovalWait
+	if wait == 0 {
+		wait = -1 // answer at once
+	}
+	srv, err := serve.New(h, &serve.Options{Slug: f.Slug, Token: secret, MaxBodyBytes: f.MaxBodyBytes, Logger: logger, ApprovalWait: wait})
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitRefused
+	}
+	err = serve.ListenAndServe(ctx, f.Addr, srv, &serve.ListenOptions{
+		DrainTimeout: f.DrainTimeout,
+		Logger:       logger,
+		OnListen: func(a net.Addr) {
+			fmt.Fprintf(stdio.Err, "serving %s at http://%s/%s/v1 (tools: %s)\n", f.Slug, a, f.Slug, strings.Join(set.Names(), ", "))
+		},
+	})
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
+	}
+	return command.ExitOK
+}
+
+// hostOptions reads agent.yaml and the --model flag into host options,
+// opening the model provider and the MCP connections. A provider that
+// cannot be opened is not fatal: the host serves tools, and model turns
+// fail saying why.
+func hostOptions(configPath, modelFlag string, logger *slog.Logger, stdio Stdio, o Options) (*host.Options, error) {
+	cfg, err := agentconfig.Load(configPath)
+	if err != nil {
+		return nil, err
+	}
+	if modelFlag != "" {
+		m, err := model.ParseName(modelFlag)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Model.Provider, cfg.Model.Name = m.Provider, m.Name
+	}
+	opts := &host.Options{
+		System: cfg.System, MaxSteps: cfg.MaxSteps, ToolConcurrency: cfg.ToolConcurrency,
+		ModelTimeout: time.Duration(cfg.ModelTimeout), MaxTokens: cfg.Model.MaxTokens,
+	}
+	if opts.MCP, err = o.mcp(cfg, configPath, logger); err != nil {
+		return nil, err
+	}
+	p, err := model.Open(cfg.Model)
+	if err != nil {
+		if cfg.Model.Provider != "" {
+			fmt.Fprintf(stdio.Err, "model turns will fail: %v\n", err)
+		}
+		opts.ModelError = err
+	} else {
+		opts.Model = p
+	}
+	return opts, nil
+}

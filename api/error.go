@@ -1,0 +1,190 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+
+	"github.com/agentsdk/agentsdk/tool"
+)
+
+// Code is the machine-readable kind of an [Error]. Each code has one HTTP
+// status ([Code.Status]) and a description ([Code.Description]), from one
+// table; the README's error table is checked against it.
+type Code string
+
+// Error codes.
+const (
+	CodeUnauthorized     Code = "unauthorized"
+	CodeNotFound         Code = "not_found"
+	CodeMethodNotAllowed Code = "method_not_allowed"
+	CodeBadRequest       Code = "bad_request"
+	CodeBodyTooLarge     Code = "body_too_large"
+	CodeMalformedJSON    Code = "malformed_json"
+	CodeBadQuery         Code = "bad_query"
+	CodeBadCursor        Code = "bad_cursor"
+	CodeUnknownTool      Code = "unknown_tool"
+	CodeAgentTool        Code = "agent_tool"
+	CodeInvalidInput     Code = "invalid_input"
+	CodeSessionNotFound  Code = "session_not_found"
+	CodeSessionBusy      Code = "session_busy"
+	CodeNoRunningTurn    Code = "no_running_turn"
+	CodeEmptyMessage     Code = "empty_message"
+	CodeInvalidChannel   Code = "invalid_channel"
+	CodeApprovalNotFound Code = "approval_not_found"
+	CodeAlreadyResolved  Code = "already_resolved"
+	CodeApprovalExpired  Code = "approval_expired"
+	CodeArtifactNotFound Code = "artifact_not_found"
+	CodeBadName          Code = "bad_name"
+	CodeInternal         Code = "internal"
+)
+
+type codeInfo struct {
+	status int
+	about  string
+}
+
+// codes is the one table of codes, statuses and meanings.
+var codes = map[Code]codeInfo{
+	CodeUnauthorized:     {http.StatusUnauthorized, "missing or wrong bearer token"},
+	CodeNotFound:         {http.StatusNotFound, "no such endpoint"},
+	CodeMethodNotAllowed: {http.StatusMethodNotAllowed, "the endpoint exists for other methods (see Allow)"},
+	CodeBadRequest:       {http.StatusBadRequest, "the request body could not be read"},
+	CodeBodyTooLarge:     {http.StatusRequestEntityTooLarge, "the request body is over the host's limit"},
+	CodeMalformedJSON:    {http.StatusBadRequest, "the request body is not the JSON object the endpoint takes"},
+	CodeBadQuery:         {http.StatusBadRequest, "a query parameter (or Last-Event-ID) is out of range"},
+	CodeBadCursor:        {http.StatusBadRequest, "a cursor the host did not make"},
+	CodeUnknownTool:      {http.StatusNotFound, "no tool has that name (available lists them)"},
+	CodeAgentTool:        {http.StatusBadRequest, "an agent tool: it runs only inside a model turn"},
+	CodeInvalidInput:     {http.StatusBadRequest, "the input does not match the tool's schema (violations lists each path)"},
+	CodeSessionNotFound:  {http.StatusNotFound, "no session has that id"},
+	CodeSessionBusy:      {http.StatusConflict, "another turn is running in the session"},
+	CodeNoRunningTurn:    {http.StatusConflict, "cancel found no running turn"},
+	CodeEmptyMessage:     {http.StatusBadRequest, "a message with no text"},
+	CodeInvalidChannel:   {http.StatusBadRequest, "a channel name that is not 1 to 64 letters, digits, '_' or '-'"},
+	CodeApprovalNotFound: {http.StatusNotFound, "no gated call has that id (in that session)"},
+	CodeAlreadyResolved:  {http.StatusConflict, "someone decided first (approval holds that decision)"},
+	CodeApprovalExpired:  {http.StatusGone, "the call expired before anyone decided"},
+	CodeArtifactNotFound: {http.StatusNotFound, "the session has no artifact of that name"},
+	CodeBadName:          {http.StatusBadRequest, "an artifact name that is not a clean relative path"},
+	CodeInternal:         {http.StatusInternalServerError, "the host failed; its log says why"},
+}
+
+// Status returns the code's HTTP status; 500 for a code not in the table.
+func (c Code) Status() int {
+	if i, ok := codes[c]; ok {
+		return i.status
+	}
+	return http.StatusInternalServerError
+}
+
+// Description says in a few words when the code is returned.
+func (c Code) Description() string { return codes[c].about }
+
+// Codes lists every error code, sorted.
+func Codes() []Code {
+	out := make([]Code, 0, len(codes))
+	for c := range codes {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// Error is the one error type of the API: a code, a message for people,
+// and details for some codes. Hosts return it for every refusal; the HTTP
+// server writes it as {"ok": false, "error": {…}} with the code's status;
+// the client returns it for an error answer. errors.Is matches errors by
+// code: errors.Is(err, api.ErrSessionBusy).
+type Error struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+	// Available lists the tools, for unknown_tool.
+	Available []string `json:"available,omitempty"`
+	// Violations lists what is wrong with the input, for invalid_input.
+	Violations []tool.Violation `json:"violations,omitempty"`
+	// Approval is the first decision, for already_resolved.
+	Approval *Approval `json:"approval,omitempty"`
+	// CallID names the call the error is about, where there is one.
+	CallID string `json:"callId,omitempty"`
+
+	err error // the cause, for errors.As
+}
+
+// Error returns the message.
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the cause, if any.
+func (e *Error) Unwrap() error { return e.err }
+
+// Is reports whether target is an *Error with the same code.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Status returns the HTTP status of the error's code.
+func (e *Error) Status() int { return e.Code.Status() }
+
+// Errorf returns an *Error with code and a message formatted as
+// fmt.Errorf does; an error wrapped with %w is its cause.
+func Errorf(code Code, format string, a ...any) *Error {
+	err := fmt.Errorf(format, a...)
+	return &Error{Code: code, Message: err.Error(), err: errors.Unwrap(err)}
+}
+
+// Wrap returns err as an *Error with code, keeping err as the cause and
+// its text as the message.
+func Wrap(code Code, err error) *Error {
+	return &Error{Code: code, Message: err.Error(), err: err}
+}
+
+// Sentinels for errors.Is, one per code a caller branches on. Each matches
+// any *Error with its code.
+var (
+	ErrSessionNotFound  = &Error{Code: CodeSessionNotFound, Message: "session not found"}
+	ErrSessionBusy      = &Error{Code: CodeSessionBusy, Message: "another turn is running in this session"}
+	ErrNoRunningTurn    = &Error{Code: CodeNoRunningTurn, Message: "no turn is running in this session"}
+	ErrEmptyMessage     = &Error{Code: CodeEmptyMessage, Message: `send {"message": "…"} with some text`}
+	ErrInvalidChannel   = &Error{Code: CodeInvalidChannel, Message: "invalid channel: use 1 to 64 letters, digits, '_' or '-'"}
+	ErrApprovalNotFound = &Error{Code: CodeApprovalNotFound, Message: "no call waiting for approval has that id"}
+	ErrAlreadyResolved  = &Error{Code: CodeAlreadyResolved, Message: "the call was already decided"}
+	ErrApprovalExpired  = &Error{Code: CodeApprovalExpired, Message: "the approval expired"}
+	ErrArtifactNotFound = &Error{Code: CodeArtifactNotFound, Message: "artifact not found"}
+	ErrBadCursor        = &Error{Code: CodeBadCursor, Message: "invalid cursor"}
+)
+
+// AsError returns err as an *Error: itself if it is one (or wraps one),
+// the code of a tool's typed error (unknown tool, agent tool, invalid
+// input), body_too_large for an *http.MaxBytesError, and internal for
+// anything else.
+func AsError(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var (
+		e       *Error
+		unknown *tool.UnknownToolError
+		agent   *tool.AgentToolError
+		invalid *tool.InputError
+		tooBig  *http.MaxBytesError
+	)
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.As(err, &unknown):
+		available := unknown.Available
+		if available == nil {
+			available = []string{}
+		}
+		return &Error{Code: CodeUnknownTool, Message: err.Error(), Available: available, err: err}
+	case errors.As(err, &agent):
+		return &Error{Code: CodeAgentTool, Message: err.Error(), err: err}
+	case errors.As(err, &invalid):
+		return &Error{Code: CodeInvalidInput, Message: err.Error(), Violations: invalid.Violations, err: err}
+	case errors.As(err, &tooBig):
+		return &Error{Code: CodeBodyTooLarge, Message: fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit), err: err}
+	}
+	return Wrap(CodeInternal, err)
+}

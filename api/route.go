@@ -1,0 +1,141 @@
+package api
+
+import "net/http"
+
+// Route is one endpoint of the HTTP API. The server mounts exactly these,
+// the OpenAPI document describes exactly these, and the client calls them.
+type Route struct {
+	// Name identifies the route: the server's handler and the OpenAPI
+	// operationId.
+	Name   string
+	Method string
+	// Path is a net/http pattern under /<slug>/v1, or from the root when
+	// Root is set (/healthz).
+	Path string
+	Root bool
+	// Summary says what it does in one line; About adds detail.
+	Summary string
+	About   string
+	// Params are the query parameters and headers it reads.
+	Params []Param
+	// Request is the type of its JSON body, nil for none.
+	Request any
+	// Responses are its successful answers, the first the usual one.
+	Responses []Response
+	// Errors are the codes it can answer besides unauthorized, malformed
+	// requests and internal.
+	Errors []Code
+}
+
+// Param is a query parameter or header of a route.
+type Param struct {
+	Name  string
+	In    string // "query" or "header"
+	Type  string // JSON Schema type: "integer", "string" or "boolean"
+	About string
+}
+
+// Response is one successful answer of a route.
+type Response struct {
+	Status int
+	// Body is the type of the JSON body; nil with ContentType for others.
+	Body        any
+	ContentType string // default application/json
+	About       string
+}
+
+// Query parameters shared by the listings.
+var (
+	paramLimit  = Param{Name: "limit", In: "query", Type: "integer", About: "how many at most (1 to 1000)"}
+	paramCursor = Param{Name: "cursor", In: "query", Type: "string", About: "the next cursor of the previous page"}
+)
+
+// Routes lists the HTTP API.
+var Routes = []Route{
+	{Name: "healthz", Method: http.MethodGet, Path: "/healthz", Root: true, Summary: "Liveness; needs no token.",
+		Responses: []Response{{Status: http.StatusOK, Body: OKResponse{}}}},
+	{Name: "openapi", Method: http.MethodGet, Path: "/openapi.json", Summary: "The OpenAPI 3.1 document of this API.",
+		Responses: []Response{{Status: http.StatusOK, ContentType: "application/json", About: "an OpenAPI 3.1 document"}}},
+	{Name: "listTools", Method: http.MethodGet, Path: "/tools", Summary: "The agent's tools, with their input schemas.",
+		Responses: []Response{{Status: http.StatusOK, Body: ToolList{}}}},
+	{Name: "callTool", Method: http.MethodPost, Path: "/tools/{name}", Summary: "Call a server tool directly, with no model turn.",
+		Request: CallRequest{},
+		Responses: []Response{
+			{Status: http.StatusOK, Body: CallResponse{}, About: "the call ran; isError says whether its result is an error"},
+			{Status: http.StatusAccepted, Body: CallPending{}, About: "the tool needs approval for this input: the call is parked"},
+		},
+		Errors: []Code{CodeUnknownTool, CodeAgentTool, CodeInvalidInput, CodeBodyTooLarge, CodeSessionNotFound, CodeSessionBusy}},
+	{Name: "createSession", Method: http.MethodPost, Path: "/session", Summary: "Open a session, and start a model turn if a message is given.",
+		Request:   CreateSessionRequest{},
+		Responses: []Response{{Status: http.StatusCreated, Body: TurnStartedResponse{}}},
+		Errors:    []Code{CodeEmptyMessage, CodeInvalidChannel}},
+	{Name: "listSessions", Method: http.MethodGet, Path: "/sessions", Summary: "Sessions, newest first.",
+		Params:    []Param{paramLimit, paramCursor},
+		Responses: []Response{{Status: http.StatusOK, Body: SessionList{}}},
+		Errors:    []Code{CodeBadQuery, CodeBadCursor}},
+	{Name: "getSession", Method: http.MethodGet, Path: "/session/{id}", Summary: "A session.",
+		Responses: []Response{{Status: http.StatusOK, Body: SessionResponse{}}},
+		Errors:    []Code{CodeSessionNotFound}},
+	{Name: "sendMessage", Method: http.MethodPost, Path: "/session/{id}/messages", Summary: "Send a message: a model turn starts.",
+		Request:   SendRequest{},
+		Responses: []Response{{Status: http.StatusAccepted, Body: TurnStartedResponse{}}},
+		Errors:    []Code{CodeSessionNotFound, CodeSessionBusy, CodeEmptyMessage}},
+	{Name: "cancelTurn", Method: http.MethodPost, Path: "/session/{id}/cancel", Summary: "Cancel the running turn; it ends with turn.failed (cancelled).",
+		Responses: []Response{{Status: http.StatusOK, Body: OKResponse{}}},
+		Errors:    []Code{CodeSessionNotFound, CodeNoRunningTurn}},
+	{Name: "events", Method: http.MethodGet, Path: "/session/{id}/events",
+		Summary: "Its event stream (SSE), or with ?follow=false its stored events.",
+		About:   "Server-Sent Events: id is the event's seq, event its kind, data the Event as JSON; a reconnection resumes after Last-Event-ID (or ?after=N); \": ping\" comments keep an idle stream open. With ?follow=false, the stored events as JSON.",
+		Params: []Param{
+			{Name: "after", In: "query", Type: "integer", About: "start after this seq"},
+			{Name: "follow", In: "query", Type: "boolean", About: "false: answer the stored events as JSON and stop"},
+			{Name: "limit", In: "query", Type: "integer", About: "with follow=false, how many at most (1 to 10000)"},
+			{Name: "Last-Event-ID", In: "header", Type: "integer", About: "resume after this seq (SSE reconnection)"},
+		},
+		Responses: []Response{
+			{Status: http.StatusOK, ContentType: "text/event-stream", Body: Event{}, About: "the stream; each data line is an Event"},
+			{Status: http.StatusOK, Body: EventList{}, About: "with follow=false"},
+		},
+		Errors: []Code{CodeSessionNotFound, CodeBadQuery}},
+	{Name: "resolveInSession", Method: http.MethodPost, Path: "/session/{id}/approvals/{callId}", Summary: "Decide a call parked in this session.",
+		Request:   ResolveRequest{},
+		Responses: []Response{{Status: http.StatusOK, Body: ApprovalResponse{}}},
+		Errors:    []Code{CodeApprovalNotFound, CodeAlreadyResolved, CodeApprovalExpired}},
+	{Name: "resolve", Method: http.MethodPost, Path: "/approvals/{callId}", Summary: "Decide a parked call, exactly once.",
+		Request:   ResolveRequest{},
+		Responses: []Response{{Status: http.StatusOK, Body: ApprovalResponse{}}},
+		Errors:    []Code{CodeApprovalNotFound, CodeAlreadyResolved, CodeApprovalExpired}},
+	{Name: "listApprovals", Method: http.MethodGet, Path: "/approvals", Summary: "Parked and decided calls, oldest first.",
+		Params: []Param{
+			{Name: "status", In: "query", Type: "string", About: "pending, approved, denied or expired"},
+			paramLimit, paramCursor,
+		},
+		Responses: []Response{{Status: http.StatusOK, Body: ApprovalList{}}},
+		Errors:    []Code{CodeBadQuery, CodeBadCursor}},
+	{Name: "callStatus", Method: http.MethodGet, Path: "/calls/{callId}", Summary: "A gated direct call: waiting, running, or its outcome.",
+		Responses: []Response{
+			{Status: http.StatusOK, Body: CallDone{}, About: "the call has its outcome"},
+			{Status: http.StatusOK, Body: CallStatus{}, About: "still waiting for a decision, or running"},
+		},
+		Errors: []Code{CodeApprovalNotFound}},
+	{Name: "listArtifacts", Method: http.MethodGet, Path: "/session/{id}/artifacts", Summary: "The session's artifacts.",
+		Responses: []Response{{Status: http.StatusOK, Body: ArtifactList{}}},
+		Errors:    []Code{CodeSessionNotFound}},
+	{Name: "getArtifact", Method: http.MethodGet, Path: "/session/{id}/artifacts/{name...}", Summary: "An artifact's content, with the content type it was stored with.",
+		Responses: []Response{{Status: http.StatusOK, ContentType: "application/octet-stream", About: "the content, as an attachment"}},
+		Errors:    []Code{CodeSessionNotFound, CodeArtifactNotFound, CodeBadName}},
+}
+
+// Pattern returns the route's net/http pattern for an API under
+// /<slug>/v1: "POST /myagent/v1/tools/{name}".
+func (r Route) Pattern(slug string) string {
+	return r.Method + " " + r.FullPath(slug)
+}
+
+// FullPath returns the route's path for an API under /<slug>/v1.
+func (r Route) FullPath(slug string) string {
+	if r.Root {
+		return r.Path
+	}
+	return "/" + slug + "/v1" + r.Path
+}

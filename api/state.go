@@ -1,0 +1,112 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Mode says where a session's turns run.
+type Mode string
+
+// Session modes.
+const (
+	ModeLocal Mode = "local" // turns run in the host
+	ModeCloud Mode = "cloud" // turns run on a remote runner
+)
+
+// Session is a conversation on a channel, with its own workspace.
+type Session struct {
+	ID        string    `json:"id"`
+	Channel   string    `json:"channel"`
+	Mode      Mode      `json:"mode"`
+	Principal string    `json:"principal"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	// LastSeq is the sequence number of the session's newest event.
+	LastSeq int64 `json:"lastSeq"`
+	// RunningTurn is the id of the running turn, or "".
+	RunningTurn string `json:"runningTurn,omitempty"`
+}
+
+// TurnKind says what a turn runs.
+type TurnKind string
+
+// Turn kinds.
+const (
+	TurnModel TurnKind = "model" // a model turn, started by a message
+	TurnCall  TurnKind = "call"  // a direct call made in the session
+)
+
+// TurnStatus is where a turn stands.
+type TurnStatus string
+
+// Turn statuses. A parked turn (waiting for approvals) is running.
+const (
+	TurnStatusRunning   TurnStatus = "running"
+	TurnStatusCompleted TurnStatus = "completed"
+	TurnStatusFailed    TurnStatus = "failed"
+)
+
+// Turn is one model run or one direct call in a session.
+type Turn struct {
+	SessionID string     `json:"sessionId"`
+	ID        string     `json:"id"`
+	Kind      TurnKind   `json:"kind"`
+	Status    TurnStatus `json:"status"`
+	Reason    string     `json:"reason,omitempty"`
+	StartedAt time.Time  `json:"startedAt"`
+	EndedAt   *time.Time `json:"endedAt,omitempty"`
+}
+
+// ApprovalStatus is where a parked call stands.
+type ApprovalStatus string
+
+// Approval statuses.
+const (
+	ApprovalPending  ApprovalStatus = "pending"
+	ApprovalApproved ApprovalStatus = "approved"
+	ApprovalDenied   ApprovalStatus = "denied"
+	ApprovalExpired  ApprovalStatus = "expired"
+)
+
+// ApprovalStatuses lists every approval status.
+var ApprovalStatuses = []ApprovalStatus{ApprovalPending, ApprovalApproved, ApprovalDenied, ApprovalExpired}
+
+// Valid reports whether s is one of [ApprovalStatuses].
+func (s ApprovalStatus) Valid() bool {
+	for _, v := range ApprovalStatuses {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Approval is a gated call parked until a person decides. Its input is the
+// validated input as stored when it parked: approving runs exactly that.
+type Approval struct {
+	CallID      string          `json:"callId"`
+	SessionID   string          `json:"sessionId,omitempty"`
+	TurnID      string          `json:"turnId,omitempty"`
+	ModelCallID string          `json:"modelCallId,omitempty"`
+	Tool        string          `json:"tool"`
+	Input       json.RawMessage `json:"input"`
+	RequestedBy string          `json:"requestedBy"`
+	RequestedAt time.Time       `json:"requestedAt"`
+	ExpiresAt   time.Time       `json:"expiresAt"`
+	Status      ApprovalStatus  `json:"status"`
+	DecidedBy   string          `json:"decidedBy,omitempty"`
+	DecidedAt   *time.Time      `json:"decidedAt,omitempty"`
+	Reason      string          `json:"reason,omitempty"`
+	// Outcome is the call's outcome once known, or nil.
+	Outcome *Outcome `json:"outcome,omitempty"`
+}
+
+// Outcome is the result of a direct call.
+type Outcome struct {
+	ToolName   string          `json:"toolName"`
+	CallID     string          `json:"callId"`
+	IsError    bool            `json:"isError"`
+	Result     json.RawMessage `json:"result"`
+	DurationMs int64           `json:"durationMs"`
+}

@@ -1,0 +1,175 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/internal/agenttool"
+	"github.com/agentsdk/agentsdk/tool"
+)
+
+// CallOptions modify one [Host.CallTool] call. Nil means defaults.
+type CallOptions struct {
+	// SessionID binds the call to a session: it runs in the session's
+	// workspace, is recorded on the session's stream under a turn of its
+	// own (turn.started, action.result, turn.completed), and fails with
+	// api.ErrSessionBusy while another turn runs.
+	SessionID string
+	// Wait is how long a call of a gated tool waits for a person's decision
+	// before CallTool returns an *ApprovalPendingError (the call stays
+	// parked; fetch its outcome with CallOutcome). Zero returns at once.
+	Wait time.Duration
+	// Principal is who asks, recorded on a parked call.
+	Principal string
+}
+
+// CallTool calls a server tool directly, with no model turn: the input is
+// validated exactly as for a model's call, the handler runs in a scratch
+// workspace under <StateRoot>/tool-calls/<callId> (removed when the call
+// returns, whatever happened), and the outcome carries the normalised result.
+//
+// input is raw JSON (json.RawMessage or []byte) or any value that encodes to
+// a JSON object, such as a map or the tool's input struct.
+//
+// A handler's error, panic or timeout is an Outcome with IsError set, not an
+// error. An error is an [*api.Error] when the call did not run — unknown
+// tool, agent tool, invalid input (each wrapping the tool package's typed
+// error, for errors.As), session not found or busy — or an
+// [*ApprovalPendingError]: the tool needs a person's approval for this
+// input, and the call is parked until someone decides (see Resolve).
+func (h *Host) CallTool(ctx context.Context, name string, input any, opts *CallOptions) (*api.Outcome, error) {
+	start := time.Now()
+	t, in, err := h.validate(name, input)
+	if err != nil {
+		return nil, err
+	}
+	var o CallOptions
+	if opts != nil {
+		o = *opts
+	}
+	if h.needsApproval(t, in) {
+		return h.callGated(ctx, t, in, o)
+	}
+	if o.SessionID != "" {
+		return h.callInSession(ctx, t, in, o.SessionID, start)
+	}
+	id := tool.NewCallID(name)
+	out := h.run(ctx, callSpec{id: id, tool: t, in: in})
+	return &api.Outcome{ToolName: name, CallID: id, IsError: out.IsError, Result: out.Result, DurationMs: time.Since(start).Milliseconds()}, nil
+}
+
+// validate finds a server tool and validates a direct call's input.
+func (h *Host) validate(name string, input any) (*tool.Tool, *tool.Input, error) {
+	t, ok := h.tools.Lookup(name)
+	if !ok {
+		return nil, nil, api.AsError(&tool.UnknownToolError{Name: name, Available: h.tools.Names()})
+	}
+	if t.Execution() != tool.Server {
+		return nil, nil, api.AsError(&tool.AgentToolError{Name: name})
+	}
+	raw, err := inputJSON(input)
+	if err != nil {
+		return nil, nil, api.AsError(&tool.InputError{Tool: name, Violations: []tool.Violation{{Path: "input", Message: err.Error()}}})
+	}
+	in, err := t.Validate(raw)
+	if err != nil {
+		return nil, nil, api.AsError(err)
+	}
+	return t, in, nil
+}
+
+// needsApproval reports whether a call must wait for a person. A predicate
+// that fails counts as needing approval: approvals fail closed.
+func (h *Host) needsApproval(t *tool.Tool, in *tool.Input) bool {
+	needed, reason := in.NeedsApproval()
+	if needed && reason != nil {
+		h.logger.Warn("approval predicate failed; treating the call as needing approval", "tool", t.Name(), "err", reason)
+	}
+	return needed
+}
+
+// inputJSON returns a call's input as JSON text.
+func inputJSON(input any) (json.RawMessage, error) {
+	switch v := input.(type) {
+	case json.RawMessage:
+		return v, nil
+	case []byte:
+		return v, nil
+	case nil:
+		return nil, nil
+	}
+	b, err := json.Marshal(input)
+	if err != nil {
+		return nil, fmt.Errorf("cannot be encoded as JSON: %w", err)
+	}
+	return b, nil
+}
+
+// callSpec is one validated call to run.
+type callSpec struct {
+	id      string
+	tool    *tool.Tool
+	in      *tool.Input
+	session *api.Session // nil outside a session
+	turnID  string
+}
+
+// run runs a validated call — a server tool in process, an agent tool
+// through the script runner — in its workspace, with the host's services
+// and a span. Every failure is a result.
+func (h *Host) run(ctx context.Context, c callSpec) (out tool.Output) {
+	sessionID := ""
+	ws := h.scratchWorkspace(c.id)
+	if c.session != nil {
+		sessionID = c.session.ID
+		ws = h.sessionWorkspace(sessionID)
+	}
+	defer ws.close(h.logger)
+	ctx, end := h.telemetry.startTool(ctx, c.tool.Name(), c.id, sessionID)
+	defer func() { end(out) }()
+	if c.tool.Execution() == tool.Agent {
+		dir, err := ws.open()
+		if err != nil {
+			return tool.ErrorOutput(err.Error())
+		}
+		return agenttool.Run(ctx, c.tool, c.in, agenttool.RunOptions{Workspace: dir, CallID: c.id, SessionID: sessionID})
+	}
+	out, err := c.tool.Run(ctx, h.newCall(c, ws), c.in)
+	if err != nil {
+		return tool.ErrorOutput(err.Error())
+	}
+	return out
+}
+
+// newCall builds what a handler receives: the one place a tool.Call is
+// made.
+func (h *Host) newCall(c callSpec, ws *workspace) *tool.Call {
+	info := tool.CallInfo{
+		ID:        c.id,
+		Tool:      c.tool.Name(),
+		StateRoot: h.opts.StateRoot,
+		Logger:    h.logger,
+		Host:      h.servicesFor(c),
+		Sessions:  sessionService{h},
+		Workspace: ws.open,
+	}
+	if s := c.session; s != nil {
+		info.Session = tool.Session{ID: s.ID, Channel: s.Channel, Mode: string(s.Mode), Principal: s.Principal}
+		info.Artifacts = artifacts{h: h, sessionID: s.ID, turnID: c.turnID, callID: c.id}
+	}
+	return tool.NewCall(info)
+}
+
+// servicesFor returns call.Host for a call.
+func (h *Host) servicesFor(c callSpec) tool.Services {
+	s := h.services
+	o := otelService{h: h, turnID: c.turnID}
+	if c.session != nil {
+		o.sessionID = c.session.ID
+	}
+	s.Otel = o
+	return s
+}

@@ -1,0 +1,80 @@
+package host
+
+import (
+	"context"
+
+	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/store"
+)
+
+// eventLog is the host's store, with every event it appends published to
+// the session's subscribers once stored. The host reaches the store only
+// through it, so no write path can forget to tell the subscribers.
+type eventLog struct {
+	store.Store
+	hub hub
+}
+
+// Append stores events and publishes them.
+func (l *eventLog) Append(ctx context.Context, sessionID string, events ...api.Event) ([]api.Event, error) {
+	stored, err := l.Store.Append(ctx, sessionID, events...)
+	l.hub.publish(sessionID, stored)
+	return stored, err
+}
+
+// BeginTurn begins a turn and publishes its first events.
+func (l *eventLog) BeginTurn(ctx context.Context, p store.BeginTurnParams) ([]api.Event, error) {
+	stored, err := l.Store.BeginTurn(ctx, p)
+	l.hub.publish(p.Turn.SessionID, stored)
+	return stored, err
+}
+
+// EndTurn ends a turn and publishes its last events.
+func (l *eventLog) EndTurn(ctx context.Context, p store.EndTurnParams) ([]api.Event, error) {
+	stored, err := l.Store.EndTurn(ctx, p)
+	l.hub.publish(p.SessionID, stored)
+	return stored, err
+}
+
+// CreateApproval parks a call and publishes the request.
+func (l *eventLog) CreateApproval(ctx context.Context, a api.Approval, events ...api.Event) ([]api.Event, error) {
+	stored, err := l.Store.CreateApproval(ctx, a, events...)
+	l.hub.publish(a.SessionID, stored)
+	return stored, err
+}
+
+// events returns unsaved events carrying payloads, in a turn.
+func events(turnID string, payloads ...api.Payload) []api.Event {
+	evs := make([]api.Event, len(payloads))
+	for i, p := range payloads {
+		evs[i] = api.NewEvent(p)
+		evs[i].TurnID = turnID
+	}
+	return evs
+}
+
+// emit appends payloads to a session's stream, in a turn. It is not
+// cancelled with ctx: what happened is recorded even as a call ends.
+func (h *Host) emit(ctx context.Context, sessionID, turnID string, payloads ...api.Payload) error {
+	_, err := h.log.Append(context.WithoutCancel(ctx), sessionID, events(turnID, payloads...)...)
+	return err
+}
+
+// eachEvent calls fn for every stored event of a session, in order, reading
+// the stream a page at a time.
+func (h *Host) eachEvent(ctx context.Context, sessionID string, fn func(api.Event)) error {
+	const page = 1000
+	for after := int64(0); ; {
+		evs, err := h.log.Events(ctx, sessionID, after, page)
+		if err != nil {
+			return err
+		}
+		for _, e := range evs {
+			fn(e)
+		}
+		if len(evs) < page {
+			return nil
+		}
+		after = evs[len(evs)-1].Seq
+	}
+}

@@ -1,0 +1,82 @@
+package host
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/agentsdk/agentsdk/internal/agenttool"
+	"github.com/agentsdk/agentsdk/tool"
+)
+
+// workspace is the directory a call works in: its session's, which stays,
+// or for a call outside any session a scratch directory of its own, removed
+// when the call returns. It is created on first use with the agent tools
+// materialised in it, and made again if a handler removed it.
+type workspace struct {
+	dir     string
+	tools   *tool.Set
+	scratch bool
+
+	mu      sync.Mutex
+	made    bool // the directory was made (a scratch one is removed)
+	created bool // materialised once
+	closed  bool // a scratch workspace after its call returned
+}
+
+// WorkspaceDir returns a session's workspace directory.
+func (h *Host) WorkspaceDir(sessionID string) string {
+	return filepath.Join(h.opts.StateRoot, "sessions", sessionID, "workspace")
+}
+
+// sessionWorkspace returns the workspace of a call in a session.
+func (h *Host) sessionWorkspace(sessionID string) *workspace {
+	return &workspace{dir: h.WorkspaceDir(sessionID), tools: h.tools}
+}
+
+// scratchWorkspace returns the workspace of a call outside any session:
+// <StateRoot>/tool-calls/<callID>.
+func (h *Host) scratchWorkspace(callID string) *workspace {
+	return &workspace{dir: filepath.Join(h.opts.StateRoot, "tool-calls", callID), tools: h.tools, scratch: true}
+}
+
+// open returns the directory, creating it if need be.
+func (w *workspace) open() (string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return "", fmt.Errorf("%w: the call has returned and its scratch workspace is gone", tool.ErrNoWorkspace)
+	}
+	// MkdirAll each time, so the directory exists even if the handler
+	// removed it since it last asked.
+	if err := os.MkdirAll(w.dir, 0o700); err != nil {
+		return "", fmt.Errorf("creating workspace: %w", err)
+	}
+	w.made = true
+	if !w.created {
+		if err := agenttool.Materialize(w.dir, w.tools); err != nil {
+			return "", fmt.Errorf("creating workspace: %w", err)
+		}
+		w.created = true
+	}
+	return w.dir, nil
+}
+
+// close removes a scratch workspace, if it was created, and refuses it
+// from then on; a session's stays.
+func (w *workspace) close(logger *slog.Logger) {
+	if !w.scratch {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	if !w.made {
+		return
+	}
+	if err := os.RemoveAll(w.dir); err != nil {
+		logger.Warn("removing scratch workspace", "dir", w.dir, "err", err)
+	}
+}

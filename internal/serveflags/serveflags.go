@@ -1,0 +1,67 @@
+// Package serveflags defines the flags of serving an agent once, for the
+// agent binary (package agentmain) and for the agent-sdk CLI's serve
+// command, which shows them in its help and passes on the ones given.
+package serveflags
+
+import (
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Defaults. They are the serve and host packages' defaults (a test checks
+// that they agree); this package repeats them so that the CLI can show
+// them without linking the host.
+const (
+	AddrDefault            = "127.0.0.1:3000"
+	MaxBodyBytesDefault    = 4 << 20
+	DrainTimeoutDefault    = 30 * time.Second
+	LeaseTTLDefault        = 15 * time.Second
+	ApprovalWaitDefault    = 30 * time.Second
+	ApprovalTimeoutDefault = 24 * time.Hour
+	LogFormatDefault       = "text"
+)
+
+// Serve holds the flags of serving an agent's API.
+type Serve struct {
+	Addr            string
+	Slug            string
+	Token           string
+	MaxBodyBytes    int64
+	DrainTimeout    time.Duration
+	LogFormat       string
+	LeaseTTL        time.Duration
+	ApprovalWait    time.Duration
+	ApprovalTimeout time.Duration
+	Model           string
+}
+
+// Register defines the flags on fs. slugDefault is the default slug (the
+// agent directory's name).
+func (s *Serve) Register(fs *pflag.FlagSet, slugDefault string) {
+	fs.StringVar(&s.Addr, "addr", AddrDefault, "address to listen on")
+	fs.StringVar(&s.Slug, "slug", slugDefault, "URL prefix of the API: /<slug>/v1/… (default: the agent directory's name)")
+	fs.StringVar(&s.Token, "token", "", "bearer token (default $AGENT_SDK_TOKEN, else generated into <state>/token)")
+	fs.Int64Var(&s.MaxBodyBytes, "max-body-bytes", MaxBodyBytesDefault, "largest request body accepted")
+	fs.DurationVar(&s.DrainTimeout, "drain-timeout", DrainTimeoutDefault, "how long shutdown waits for in-flight calls")
+	fs.StringVar(&s.LogFormat, "log-format", LogFormatDefault, "request log format: text or json")
+	fs.StringVar(&s.Model, "model", "", "model as provider/name (anthropic/…, openai/…), overriding agent/agent.yaml")
+	fs.DurationVar(&s.LeaseTTL, "lease-ttl", LeaseTTLDefault, "how long a turn holds its session between renewals; a dead host's turns are closed after it")
+	fs.DurationVar(&s.ApprovalWait, "approval-wait", ApprovalWaitDefault, "how long a direct call of a gated tool waits for a decision before answering 202 (0: at once)")
+	fs.DurationVar(&s.ApprovalTimeout, "approval-timeout", ApprovalTimeoutDefault, "how long a gated call stays pending before it expires, unless its tool says otherwise")
+}
+
+// Names lists the flags Register defines.
+var Names = []string{"addr", "slug", "token", "max-body-bytes", "drain-timeout", "log-format", "model", "lease-ttl", "approval-wait", "approval-timeout"}
+
+// Args returns the flags of fs that Register defined and the command line
+// set, as arguments to pass on ("--name=value").
+func Args(fs *pflag.FlagSet) []string {
+	var args []string
+	for _, name := range Names {
+		if f := fs.Lookup(name); f != nil && f.Changed {
+			args = append(args, "--"+name+"="+f.Value.String())
+		}
+	}
+	return args
+}

@@ -1,0 +1,212 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/store"
+)
+
+// approval is a parked call with its executor's lease. The outcome is kept
+// as the JSON the SQL store keeps, so that both read back the same.
+type approval struct {
+	api.Approval // Outcome is nil; see outcome
+	outcome      []byte
+	// executor holds an approved call until executorExpires; hasExecutor
+	// is false until a call is approved.
+	executor        string
+	hasExecutor     bool
+	executorExpires time.Time
+}
+
+// record returns the approval as callers see it: a copy, its outcome
+// decoded.
+func (a *approval) record() (api.Approval, error) {
+	r := a.Approval
+	r.Input = slices.Clone(a.Input)
+	r.DecidedAt = clonePtr(a.DecidedAt)
+	if a.outcome != nil {
+		var o api.Outcome
+		if err := json.Unmarshal(a.outcome, &o); err != nil {
+			return api.Approval{}, fmt.Errorf("decoding the outcome of call %s: %w", a.CallID, err)
+		}
+		r.Outcome = &o
+	}
+	return r, nil
+}
+
+// records returns the approvals that pass keep, oldest first.
+func (m *memStore) records(keep func(*approval) bool) ([]api.Approval, error) {
+	var out []api.Approval
+	for _, a := range m.approvals {
+		if !keep(a) {
+			continue
+		}
+		r, err := a.record()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b api.Approval) int {
+		return cmp.Or(a.RequestedAt.Compare(b.RequestedAt), cmp.Compare(a.CallID, b.CallID))
+	})
+	return out, nil
+}
+
+func (m *memStore) CreateApproval(ctx context.Context, a api.Approval, events ...api.Event) ([]api.Event, error) {
+	now := m.clock()
+	if a.RequestedAt.IsZero() {
+		a.RequestedAt = now
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.approvals[a.CallID]; ok {
+		return nil, fmt.Errorf("parking call: approval %s: %w", a.CallID, store.ErrExists)
+	}
+	var s *session
+	if a.SessionID != "" && len(events) > 0 {
+		var ok bool
+		if s, ok = m.sessions[a.SessionID]; !ok {
+			return nil, fmt.Errorf("parking call: session %s: %w", a.SessionID, store.ErrNotFound)
+		}
+	}
+	m.approvals[a.CallID] = &approval{Approval: api.Approval{
+		CallID: a.CallID, SessionID: a.SessionID, TurnID: a.TurnID, ModelCallID: a.ModelCallID, Tool: a.Tool,
+		Input: slices.Clone(a.Input), RequestedBy: a.RequestedBy, RequestedAt: micro(a.RequestedAt), ExpiresAt: micro(a.ExpiresAt),
+		Status: api.ApprovalPending,
+	}}
+	if s == nil {
+		return nil, nil
+	}
+	return appendLocked(s, now, withTurn(events, a.TurnID)), nil
+}
+
+func (m *memStore) Approval(ctx context.Context, callID string) (api.Approval, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.approvalLocked(callID)
+}
+
+func (m *memStore) approvalLocked(callID string) (api.Approval, error) {
+	a, ok := m.approvals[callID]
+	if !ok {
+		return api.Approval{}, fmt.Errorf("approval %s: %w", callID, store.ErrNotFound)
+	}
+	r, err := a.record()
+	if err != nil {
+		return api.Approval{}, fmt.Errorf("reading approval: %w", err)
+	}
+	return r, nil
+}
+
+func (m *memStore) ListApprovals(ctx context.Context, p store.ListApprovalsParams) ([]api.Approval, string, error) {
+	var ts int64
+	var cid string
+	if p.Cursor != "" {
+		var err error
+		if ts, cid, err = parseTimeCursor(p.Cursor); err != nil {
+			return nil, "", err
+		}
+	}
+	m.mu.Lock()
+	out, err := m.records(func(a *approval) bool {
+		return (p.Status == "" || a.Status == p.Status) && (p.Cursor == "" || cmpCursor(a.RequestedAt, a.CallID, ts, cid) > 0)
+	})
+	m.mu.Unlock()
+	if err != nil {
+		return nil, "", fmt.Errorf("listing approvals: %w", err)
+	}
+	out, next := page(out, p.Page, func(a api.Approval) string { return timeCursor(a.RequestedAt, a.CallID) })
+	return out, next, nil
+}
+
+func (m *memStore) ResolveApproval(ctx context.Context, p store.ResolveApprovalParams) (api.Approval, error) {
+	now := m.clock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.approvals[p.CallID]
+	if !ok {
+		return api.Approval{}, fmt.Errorf("approval %s: %w", p.CallID, store.ErrNotFound)
+	}
+	live := a.Status == api.ApprovalPending && a.ExpiresAt.UnixMicro() > now.UnixMicro()
+	if live {
+		a.Status, a.DecidedBy, a.DecidedAt, a.Reason = api.ApprovalDenied, p.By, &now, p.Reason
+		a.executor, a.hasExecutor = "", false
+		if p.Approved {
+			a.Status = api.ApprovalApproved
+			a.executor, a.hasExecutor, a.executorExpires = p.Executor.Holder, true, now.Add(p.Executor.TTL)
+		}
+	}
+	r, err := m.approvalLocked(p.CallID)
+	switch {
+	case err != nil:
+		return api.Approval{}, err
+	case live:
+		return r, nil
+	case r.Status == api.ApprovalPending || r.Status == api.ApprovalExpired:
+		return r, store.ErrExpired // expired, or pending past its expiry
+	default:
+		return r, store.ErrAlreadyResolved
+	}
+}
+
+func (m *memStore) ExpireApprovals(ctx context.Context, now time.Time) ([]api.Approval, error) {
+	decided := micro(now)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	due := map[*approval]bool{}
+	for _, a := range m.approvals {
+		if a.Status == api.ApprovalPending && a.ExpiresAt.UnixMicro() <= now.UnixMicro() {
+			a.Status, a.DecidedAt = api.ApprovalExpired, clonePtr(&decided)
+			due[a] = true
+		}
+	}
+	out, err := m.records(func(a *approval) bool { return due[a] })
+	if err != nil {
+		return nil, fmt.Errorf("expiring approvals: %w", err)
+	}
+	return out, nil
+}
+
+func (m *memStore) RenewExecutor(ctx context.Context, callID string, executor store.Lease) error {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if a, ok := m.approvals[callID]; ok && a.executor == executor.Holder && a.outcome == nil {
+		a.hasExecutor, a.executorExpires = true, now.Add(executor.TTL)
+	}
+	return nil
+}
+
+func (m *memStore) OrphanedApprovals(ctx context.Context, now time.Time) ([]api.Approval, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out, err := m.records(func(a *approval) bool {
+		return a.Status == api.ApprovalApproved && a.outcome == nil && a.hasExecutor && lapsed(a.executorExpires, now)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing interrupted approvals: %w", err)
+	}
+	return out, nil
+}
+
+func (m *memStore) FinishApproval(ctx context.Context, callID string, outcome api.Outcome) (bool, error) {
+	b, err := json.Marshal(outcome)
+	if err != nil {
+		return false, fmt.Errorf("encoding the outcome of call %s: %w", callID, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.approvals[callID]
+	if !ok || a.outcome != nil {
+		return false, nil
+	}
+	a.outcome = b
+	return true, nil
+}
