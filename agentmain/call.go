@@ -106,7 +106,7 @@ func waitDecided(ctx context.Context, h *host.Host, callID string) (*api.Outcome
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
 	for {
-		a, err := h.CallOutcome(ctx, callID)
+		a, err := h.Approvals().Get(ctx, callID)
 		if err != nil {
 			return nil, err
 		}

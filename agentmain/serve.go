@@ -40,17 +40,11 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 	if err := fs.Parse(args); err != nil {
 		return command.ExitRefused
 	}
-	var handler slog.Handler
-	switch f.LogFormat {
-	case "text":
-		handler = slog.NewTextHandler(stdio.Err, nil)
-	case "json":
-		handler = slog.NewJSONHandler(stdio.Err, nil)
-	default:
-		fmt.Fprintf(stdio.Err, "--log-format must be text or json, not %q\n", f.LogFormat)
+	logger, err := newLogger(f.LogFormat, stdio)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused
 	}
-	logger := slog.New(handler)
 	stateDir, err := filepath.Abs(*state)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
@@ -113,6 +107,18 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		return command.ExitFailure
 	}
 	return command.ExitOK
+}
+
+// newLogger returns the request and host logger, writing to stderr in the
+// format of --log-format.
+func newLogger(format string, stdio Stdio) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(stdio.Err, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(stdio.Err, nil)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
 }
 
 // hostOptions reads agent.yaml and the --model flag into host options,

@@ -11,6 +11,13 @@ import (
 	"github.com/agentsdk/agentsdk/tool"
 )
 
+// Approvals is a host's approval service: the calls parked until a person
+// decides, and the decisions. Get it with [Host.Approvals].
+type Approvals struct{ h *Host }
+
+// Approvals returns the host's approval service.
+func (h *Host) Approvals() Approvals { return Approvals{h} }
+
 // Decision is a person's answer to a parked call.
 type Decision struct {
 	Approved bool
@@ -72,19 +79,19 @@ func (h *Host) park(ctx context.Context, t *tool.Tool, in *tool.Input, p parkSpe
 //
 // The error is an *api.Error: approval_not_found, approval_expired, or
 // already_resolved carrying the first decision in its Approval.
-func (h *Host) Resolve(ctx context.Context, callID string, d Decision) (api.Approval, error) {
+func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api.Approval, error) {
 	if d.By == "" {
 		d.By = "unknown"
 	}
 	notFound := api.Errorf(api.CodeApprovalNotFound, "%s: %s", api.ErrApprovalNotFound.Message, callID)
 	if d.SessionID != "" {
-		a, err := h.log.Approval(ctx, callID)
+		a, err := ap.h.log.Approval(ctx, callID)
 		if err != nil || a.SessionID != d.SessionID {
 			return api.Approval{}, api.Errorf(api.CodeApprovalNotFound, "%s: %s in session %s", api.ErrApprovalNotFound.Message, callID, d.SessionID)
 		}
 	}
-	a, err := h.log.ResolveApproval(ctx, store.ResolveApprovalParams{
-		CallID: callID, Approved: d.Approved, By: d.By, Reason: d.Reason, Executor: h.leases.lease(),
+	a, err := ap.h.log.ResolveApproval(ctx, store.ResolveApprovalParams{
+		CallID: callID, Approved: d.Approved, By: d.By, Reason: d.Reason, Executor: ap.h.leases.lease(),
 	})
 	switch {
 	case errors.Is(err, store.ErrAlreadyResolved):
@@ -92,16 +99,16 @@ func (h *Host) Resolve(ctx context.Context, callID string, d Decision) (api.Appr
 			Message: fmt.Sprintf("already_resolved: call %s was %s by %s", a.CallID, a.Status, a.DecidedBy)}
 	case errors.Is(err, store.ErrExpired):
 		// Expire it now rather than wait for the sweep.
-		h.expire(context.WithoutCancel(ctx))
+		ap.h.expire(context.WithoutCancel(ctx))
 		return a, api.ErrApprovalExpired
 	case err != nil:
 		return api.Approval{}, storeError(err, notFound)
 	}
-	h.announceDecision(ctx, a)
-	h.wg.Add(1)
+	ap.h.announceDecision(ctx, a)
+	ap.h.wg.Add(1)
 	go func() {
-		defer h.wg.Done()
-		h.carryOut(context.WithoutCancel(ctx), a)
+		defer ap.h.wg.Done()
+		ap.h.carryOut(context.WithoutCancel(ctx), a)
 	}()
 	return a, nil
 }
@@ -287,14 +294,14 @@ func (h *Host) orphans(ctx context.Context) error {
 
 // Approvals lists parked and decided calls with a status ("" for all),
 // oldest first, and the cursor of the next page.
-func (h *Host) Approvals(ctx context.Context, status api.ApprovalStatus, p store.Page) ([]api.Approval, string, error) {
-	list, next, err := h.log.ListApprovals(ctx, store.ListApprovalsParams{Status: status, Page: p})
+func (ap Approvals) List(ctx context.Context, status api.ApprovalStatus, p store.Page) ([]api.Approval, string, error) {
+	list, next, err := ap.h.log.ListApprovals(ctx, store.ListApprovalsParams{Status: status, Page: p})
 	return list, next, storeError(err, nil)
 }
 
 // CallOutcome returns a gated call as it stands: pending, or decided with
 // its outcome once known.
-func (h *Host) CallOutcome(ctx context.Context, callID string) (api.Approval, error) {
-	a, err := h.log.Approval(ctx, callID)
+func (ap Approvals) Get(ctx context.Context, callID string) (api.Approval, error) {
+	a, err := ap.h.log.Approval(ctx, callID)
 	return a, storeError(err, api.Errorf(api.CodeApprovalNotFound, "%s: %s", api.ErrApprovalNotFound.Message, callID))
 }

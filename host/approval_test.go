@@ -93,11 +93,11 @@ func (b *approvalBundle) newHost(t *testing.T) *host.Host {
 // waitFor waits until the session has an event of kind (and returns all).
 func (b *approvalBundle) waitFor(t *testing.T, h *host.Host, sessionID string, kind api.Kind, n int) []api.Event {
 	t.Helper()
-	sub := h.Subscribe(sessionID)
+	sub := h.Sessions().Subscribe(sessionID)
 	defer sub.Close()
 	deadline := time.After(20 * time.Second)
 	for {
-		evs, _ := h.Events(context.Background(), sessionID, 0, 10000)
+		evs, _ := h.Sessions().Events(context.Background(), sessionID, 0, 10000)
 		if len(find(evs, kind)) >= n {
 			return evs
 		}
@@ -133,7 +133,7 @@ func TestApproveInAModelTurn(t *testing.T) {
 		fakemodel.Reply{Text: []string{"Promoted."}},
 	)
 	ctx := context.Background()
-	sess, turnID, err := b.host.CreateSession(ctx, host.SessionOptions{Message: "ship it", Principal: "alice"})
+	sess, turnID, err := b.host.Sessions().Create(ctx, host.SessionOptions{Message: "ship it", Principal: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,13 +144,13 @@ func TestApproveInAModelTurn(t *testing.T) {
 	if r := find(evs, api.KindActionResult); !strings.Contains(string(r[0].Data), `"tool":"weather"`) {
 		t.Errorf("the ungated call: %s", r[0].Data)
 	}
-	if s, _ := b.host.Session(ctx, sess.ID); s.RunningTurn != turnID {
+	if s, _ := b.host.Sessions().Get(ctx, sess.ID); s.RunningTurn != turnID {
 		t.Errorf("the turn should stay running while parked: %+v", s)
 	}
-	if _, err := b.host.Send(ctx, sess.ID, "more"); !errors.Is(err, api.ErrSessionBusy) {
+	if _, err := b.host.Sessions().Send(ctx, sess.ID, "more"); !errors.Is(err, api.ErrSessionBusy) {
 		t.Errorf("a parked turn holds the session: %v", err)
 	}
-	pending, _, _ := b.host.Approvals(ctx, api.ApprovalPending, store.Page{})
+	pending, _, _ := b.host.Approvals().List(ctx, api.ApprovalPending, store.Page{})
 	if len(pending) != 1 || pending[0].CallID != callID || pending[0].RequestedBy != "alice" || string(pending[0].Input) != `{"service":"api","environment":"production"}` {
 		t.Fatalf("pending: %+v", pending)
 	}
@@ -161,7 +161,7 @@ func TestApproveInAModelTurn(t *testing.T) {
 	wins, refused := 0, 0
 	for i := range 20 {
 		wg.Go(func() {
-			_, err := b.host.Resolve(ctx, callID, host.Decision{Approved: true, By: "approver" + string(rune('a'+i)), Reason: "ok"})
+			_, err := b.host.Approvals().Resolve(ctx, callID, host.Decision{Approved: true, By: "approver" + string(rune('a'+i)), Reason: "ok"})
 			mu.Lock()
 			defer mu.Unlock()
 			var already *api.Error
@@ -215,9 +215,9 @@ func TestDenyAndFailClosed(t *testing.T) {
 		fakemodel.Reply{Text: []string{"OK."}},
 	)
 	ctx := context.Background()
-	sess, turnID, _ := b.host.CreateSession(ctx, host.SessionOptions{Message: "go"})
+	sess, turnID, _ := b.host.Sessions().Create(ctx, host.SessionOptions{Message: "go"})
 	callID := pendingCall(t, b.waitFor(t, b.host, sess.ID, api.KindApprovalRequested, 1))
-	if _, err := b.host.Resolve(ctx, callID, host.Decision{Approved: false, By: "bob", Reason: "not on a Friday"}); err != nil {
+	if _, err := b.host.Approvals().Resolve(ctx, callID, host.Decision{Approved: false, By: "bob", Reason: "not on a Friday"}); err != nil {
 		t.Fatal(err)
 	}
 	// The predicate that panics fails closed: the call parks.
@@ -225,7 +225,7 @@ func TestDenyAndFailClosed(t *testing.T) {
 	if !strings.Contains(string(find(evs, api.KindActionResult)[0].Data), `"result":"denied by bob: not on a Friday"`) {
 		t.Errorf("denial result: %s", find(evs, api.KindActionResult)[0].Data)
 	}
-	if _, err := b.host.Resolve(ctx, pendingCall(t, evs), host.Decision{Approved: true, By: "bob"}); err != nil {
+	if _, err := b.host.Approvals().Resolve(ctx, pendingCall(t, evs), host.Decision{Approved: true, By: "bob"}); err != nil {
 		t.Fatal(err)
 	}
 	evs = b.waitTurn(t, sess.ID, turnID)
@@ -235,7 +235,7 @@ func TestDenyAndFailClosed(t *testing.T) {
 	if !b.fake.Contains(1, "denied by bob: not on a Friday") {
 		t.Errorf("the model did not read the denial")
 	}
-	if _, err := b.host.Resolve(ctx, "tool_nope_x", host.Decision{Approved: true}); !errors.Is(err, api.ErrApprovalNotFound) {
+	if _, err := b.host.Approvals().Resolve(ctx, "tool_nope_x", host.Decision{Approved: true}); !errors.Is(err, api.ErrApprovalNotFound) {
 		t.Errorf("unknown call: %v", err)
 	}
 }
@@ -249,17 +249,17 @@ func TestDirectCallApproval(t *testing.T) {
 	if !errors.As(err, &pending) {
 		t.Fatalf("a gated direct call: %v", err)
 	}
-	a, _ := b.host.CallOutcome(ctx, pending.CallID)
+	a, _ := b.host.Approvals().Get(ctx, pending.CallID)
 	if a.Status != api.ApprovalPending || a.Outcome != nil {
 		t.Errorf("before the decision: %+v", a)
 	}
-	if _, err := b.host.Resolve(ctx, pending.CallID, host.Decision{Approved: true, By: "carol"}); err != nil {
+	if _, err := b.host.Approvals().Resolve(ctx, pending.CallID, host.Decision{Approved: true, By: "carol"}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for a.Outcome == nil && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
-		a, _ = b.host.CallOutcome(ctx, pending.CallID)
+		a, _ = b.host.Approvals().Get(ctx, pending.CallID)
 	}
 	var out api.Outcome
 	if a.Outcome != nil {
@@ -271,9 +271,9 @@ func TestDirectCallApproval(t *testing.T) {
 	// A caller that waits gets the outcome when someone decides in time.
 	go func() {
 		for {
-			list, _, _ := b.host.Approvals(ctx, api.ApprovalPending, store.Page{})
+			list, _, _ := b.host.Approvals().List(ctx, api.ApprovalPending, store.Page{})
 			if len(list) > 0 {
-				b.host.Resolve(ctx, list[0].CallID, host.Decision{Approved: false, By: "dan", Reason: "no"})
+				b.host.Approvals().Resolve(ctx, list[0].CallID, host.Decision{Approved: false, By: "dan", Reason: "no"})
 				return
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -295,7 +295,7 @@ func TestExpiry(t *testing.T) {
 		fakemodel.Reply{Text: []string{"Too late."}},
 	)
 	ctx := context.Background()
-	sess, turnID, _ := b.host.CreateSession(ctx, host.SessionOptions{Message: "go"})
+	sess, turnID, _ := b.host.Sessions().Create(ctx, host.SessionOptions{Message: "go"})
 	callID := pendingCall(t, b.waitFor(t, b.host, sess.ID, api.KindApprovalRequested, 1))
 	evs := b.waitTurn(t, sess.ID, turnID)
 	if r := find(evs, api.KindApprovalResolved); len(r) != 1 || !strings.Contains(string(r[0].Data), `"status":"expired"`) {
@@ -304,7 +304,7 @@ func TestExpiry(t *testing.T) {
 	if r := find(evs, api.KindActionResult); len(r) != 1 || !strings.Contains(string(r[0].Data), "nobody approved the call before it expired") {
 		t.Errorf("expired result: %v", r)
 	}
-	if _, err := b.host.Resolve(ctx, callID, host.Decision{Approved: true}); !errors.Is(err, api.ErrApprovalExpired) {
+	if _, err := b.host.Approvals().Resolve(ctx, callID, host.Decision{Approved: true}); !errors.Is(err, api.ErrApprovalExpired) {
 		t.Errorf("approving after expiry: %v", err)
 	}
 }
@@ -317,16 +317,16 @@ func TestApprovalAcrossRestart(t *testing.T) {
 		fakemodel.Reply{Text: []string{"Done after restart."}},
 	)
 	ctx := context.Background()
-	sess, turnID, _ := b.host.CreateSession(ctx, host.SessionOptions{Message: "go"})
+	sess, turnID, _ := b.host.Sessions().Create(ctx, host.SessionOptions{Message: "go"})
 	callID := pendingCall(t, b.waitFor(t, b.host, sess.ID, api.KindApprovalRequested, 1))
 	b.host.Close() // the first host goes away
 
 	h2 := b.newHost(t)
-	pending, _, _ := h2.Approvals(ctx, api.ApprovalPending, store.Page{})
+	pending, _, _ := h2.Approvals().List(ctx, api.ApprovalPending, store.Page{})
 	if len(pending) != 1 || pending[0].CallID != callID {
 		t.Fatalf("after the restart: %+v", pending)
 	}
-	if _, err := h2.Resolve(ctx, callID, host.Decision{Approved: true, By: "erin"}); err != nil {
+	if _, err := h2.Approvals().Resolve(ctx, callID, host.Decision{Approved: true, By: "erin"}); err != nil {
 		t.Fatal(err)
 	}
 	evs := b.waitFor(t, h2, sess.ID, api.KindTurnCompleted, 1)
@@ -345,7 +345,7 @@ func TestApprovalAcrossRestart(t *testing.T) {
 func TestInterruptedApprovedCall(t *testing.T) {
 	b := setupApprovals(t, fakemodel.Reply{Calls: []fakemodel.Call{{ID: "p1", Name: "promote", Input: `{"service":"api","environment":"production"}`}}})
 	ctx := context.Background()
-	sess, _, _ := b.host.CreateSession(ctx, host.SessionOptions{Message: "go"})
+	sess, _, _ := b.host.Sessions().Create(ctx, host.SessionOptions{Message: "go"})
 	callID := pendingCall(t, b.waitFor(t, b.host, sess.ID, api.KindApprovalRequested, 1))
 	b.host.Close()
 	// Approved by a host that died before it recorded an outcome.
@@ -375,9 +375,9 @@ func TestDecisionBeforeTheTurnParks(t *testing.T) {
 		fakemodel.Reply{Text: []string{"Both done."}},
 	)
 	ctx := context.Background()
-	sess, turnID, _ := b.host.CreateSession(ctx, host.SessionOptions{Message: "go"})
+	sess, turnID, _ := b.host.Sessions().Create(ctx, host.SessionOptions{Message: "go"})
 	callID := pendingCall(t, b.waitFor(t, b.host, sess.ID, api.KindApprovalRequested, 1))
-	if _, err := b.host.Resolve(ctx, callID, host.Decision{Approved: true, By: "gina"}); err != nil {
+	if _, err := b.host.Approvals().Resolve(ctx, callID, host.Decision{Approved: true, By: "gina"}); err != nil {
 		t.Fatal(err)
 	}
 	evs := b.waitTurn(t, sess.ID, turnID)

@@ -43,20 +43,20 @@ func (a artifacts) Put(ctx context.Context, name string, r io.Reader, opts *tool
 }
 
 func (a artifacts) Get(ctx context.Context, name string) (io.ReadCloser, tool.FileInfo, error) {
-	return a.h.Artifact(ctx, a.sessionID, name)
+	return a.h.Sessions().Artifact(ctx, a.sessionID, name)
 }
 
 func (a artifacts) List(ctx context.Context) ([]tool.FileInfo, error) {
-	return a.h.Artifacts(ctx, a.sessionID)
+	return a.h.Sessions().Artifacts(ctx, a.sessionID)
 }
 
 // Artifact opens a session's artifact. The error is an *api.Error:
 // bad_name, artifact_not_found (wrapping tool.ErrFileNotFound) or internal.
-func (h *Host) Artifact(ctx context.Context, sessionID, name string) (io.ReadCloser, tool.FileInfo, error) {
+func (s Sessions) Artifact(ctx context.Context, sessionID, name string) (io.ReadCloser, tool.FileInfo, error) {
 	if err := tool.CheckFileName(name); err != nil {
 		return nil, tool.FileInfo{}, api.Errorf(api.CodeBadName, "artifacts: %w", err)
 	}
-	rc, info, err := h.artifactFiles().Get(ctx, sessionID+"/"+name)
+	rc, info, err := s.h.artifactFiles().Get(ctx, sessionID+"/"+name)
 	if err != nil {
 		return nil, tool.FileInfo{}, artifactError(err)
 	}
@@ -65,10 +65,10 @@ func (h *Host) Artifact(ctx context.Context, sessionID, name string) (io.ReadClo
 }
 
 // Artifacts lists a session's artifacts.
-func (h *Host) Artifacts(ctx context.Context, sessionID string) ([]tool.FileInfo, error) {
+func (s Sessions) Artifacts(ctx context.Context, sessionID string) ([]tool.FileInfo, error) {
 	var all []tool.FileInfo
 	for cursor := ""; ; {
-		page, next, err := h.artifactFiles().List(ctx, sessionID+"/", &tool.FileListOptions{Limit: 1000, Cursor: cursor})
+		page, next, err := s.h.artifactFiles().List(ctx, sessionID+"/", &tool.FileListOptions{Limit: 1000, Cursor: cursor})
 		if err != nil {
 			return nil, artifactError(err)
 		}
@@ -102,10 +102,10 @@ func (s sessionService) Send(ctx context.Context, channelID, message string, opt
 		if _, err := s.onChannel(ctx, channelID, o.SessionID); err != nil {
 			return "", err
 		}
-		_, err := s.h.Send(ctx, o.SessionID, message)
+		_, err := s.h.Sessions().Send(ctx, o.SessionID, message)
 		return o.SessionID, err
 	}
-	sess, _, err := s.h.CreateSession(ctx, SessionOptions{Channel: channelID, Principal: o.Principal, Message: message})
+	sess, _, err := s.h.Sessions().Create(ctx, SessionOptions{Channel: channelID, Principal: o.Principal, Message: message})
 	return sess.ID, err
 }
 
@@ -122,7 +122,7 @@ func (s sessionService) GetSession(ctx context.Context, channelID, sessionID str
 
 // onChannel returns a session that must be on channelID.
 func (s sessionService) onChannel(ctx context.Context, channelID, sessionID string) (api.Session, error) {
-	sess, err := s.h.Session(ctx, sessionID)
+	sess, err := s.h.Sessions().Get(ctx, sessionID)
 	if err != nil {
 		return api.Session{}, err
 	}

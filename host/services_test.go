@@ -146,7 +146,7 @@ func TestSendArtifactsGetSession(t *testing.T) {
 	h, _ := host.New(set, &host.Options{StateRoot: state, Store: st, Model: p})
 	defer h.Close()
 	b := &sessionBundle{host: h, store: st, fake: fake, state: state}
-	sess, turnID, err := h.CreateSession(ctx, host.SessionOptions{Channel: "chat", Principal: "alice", Message: "take #42"})
+	sess, turnID, err := h.Sessions().Create(ctx, host.SessionOptions{Channel: "chat", Principal: "alice", Message: "take #42"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,11 +164,11 @@ func TestSendArtifactsGetSession(t *testing.T) {
 	if a := find(evs, api.KindArtifactCreated); len(a) != 1 || !strings.Contains(string(a[0].Data), `"name":"handoff.md"`) || !strings.Contains(string(a[0].Data), `"contentType":"text/markdown"`) {
 		t.Errorf("artifact.created: %v", a)
 	}
-	list, _ := h.Artifacts(ctx, sess.ID)
+	list, _ := h.Sessions().Artifacts(ctx, sess.ID)
 	if len(list) != 1 || list[0].Name != "handoff.md" || list[0].Size != int64(len("# acme/checkout#42")) {
 		t.Errorf("artifacts: %+v", list)
 	}
-	rc, info, err := h.Artifact(ctx, sess.ID, "handoff.md")
+	rc, info, err := h.Sessions().Artifact(ctx, sess.ID, "handoff.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,21 +177,21 @@ func TestSendArtifactsGetSession(t *testing.T) {
 	if string(content) != "# acme/checkout#42" || info.ContentType != "text/markdown" {
 		t.Errorf("artifact content %q, %+v", content, info)
 	}
-	if other, _ := h.Artifacts(ctx, newID); len(other) != 0 {
+	if other, _ := h.Sessions().Artifacts(ctx, newID); len(other) != 0 {
 		t.Errorf("artifacts leak across sessions: %+v", other)
 	}
 	// The new session ran its own turn like any other.
-	newSess, _ := h.Session(ctx, newID)
+	newSess, _ := h.Sessions().Get(ctx, newID)
 	if newSess.Channel != "pr" || newSess.Principal != "alice" {
 		t.Errorf("new session: %+v", newSess)
 	}
-	evs2, _ := h.Events(ctx, newID, 0, 0)
+	evs2, _ := h.Sessions().Events(ctx, newID, 0, 0)
 	for _, e := range evs2 {
 		if e.Kind == api.KindTurnStarted {
 			b.waitTurn(t, newID, e.TurnID)
 		}
 	}
-	evs2, _ = h.Events(ctx, newID, 0, 0)
+	evs2, _ = h.Sessions().Events(ctx, newID, 0, 0)
 	if !strings.Contains(kinds(evs2), "message turn.completed") {
 		t.Errorf("the handed-off session's turn: %s", kinds(evs2))
 	}

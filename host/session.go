@@ -19,6 +19,14 @@ func newID(prefix string) string {
 	return prefix + "_" + strings.ToLower(rand.Text()[:16])
 }
 
+// Sessions is a host's session service: sessions, their model turns and
+// event streams, their workspaces and artifacts. Get it with
+// [Host.Sessions].
+type Sessions struct{ h *Host }
+
+// Sessions returns the host's session service.
+func (h *Host) Sessions() Sessions { return Sessions{h} }
+
 // SessionOptions describe a new session.
 type SessionOptions struct {
 	Channel   string // default "http"
@@ -29,7 +37,7 @@ type SessionOptions struct {
 // CreateSession opens a session, makes its workspace, and starts a turn
 // with opts.Message if there is one. It returns the session and the turn id
 // ("" without a message).
-func (h *Host) CreateSession(ctx context.Context, opts SessionOptions) (api.Session, string, error) {
+func (s Sessions) Create(ctx context.Context, opts SessionOptions) (api.Session, string, error) {
 	if opts.Channel == "" {
 		opts.Channel = "http"
 	}
@@ -40,78 +48,78 @@ func (h *Host) CreateSession(ctx context.Context, opts SessionOptions) (api.Sess
 		return api.Session{}, "", api.ErrEmptyMessage
 	}
 	sess := api.Session{ID: newID("sess"), Channel: opts.Channel, Mode: api.ModeLocal, Principal: opts.Principal}
-	ws := h.WorkspaceDir(sess.ID)
+	ws := s.WorkspaceDir(sess.ID)
 	if err := os.MkdirAll(ws, 0o700); err != nil {
 		return api.Session{}, "", api.Errorf(api.CodeInternal, "creating session workspace: %w", err)
 	}
-	if err := agenttool.Materialize(ws, h.tools); err != nil {
+	if err := agenttool.Materialize(ws, s.h.tools); err != nil {
 		return api.Session{}, "", api.Errorf(api.CodeInternal, "creating session workspace: %w", err)
 	}
-	sess, err := h.log.CreateSession(ctx, sess)
+	sess, err := s.h.log.CreateSession(ctx, sess)
 	if err != nil {
 		return api.Session{}, "", storeError(err, nil)
 	}
-	if err := h.emit(ctx, sess.ID, "", api.SessionCreated{Channel: sess.Channel, Mode: sess.Mode, Principal: sess.Principal}); err != nil {
+	if err := s.h.emit(ctx, sess.ID, "", api.SessionCreated{Channel: sess.Channel, Mode: sess.Mode, Principal: sess.Principal}); err != nil {
 		return api.Session{}, "", storeError(err, nil)
 	}
 	if opts.Message == "" {
 		return sess, "", nil
 	}
-	turnID, err := h.Send(ctx, sess.ID, opts.Message)
+	turnID, err := s.Send(ctx, sess.ID, opts.Message)
 	return sess, turnID, err
 }
 
 // Session returns a session.
-func (h *Host) Session(ctx context.Context, id string) (api.Session, error) {
-	sess, err := h.log.Session(ctx, id)
+func (s Sessions) Get(ctx context.Context, id string) (api.Session, error) {
+	sess, err := s.h.log.Session(ctx, id)
 	return sess, storeError(err, sessionNotFound(id))
 }
 
 // Sessions lists sessions, newest first, and the cursor of the next page.
-func (h *Host) Sessions(ctx context.Context, p store.Page) ([]api.Session, string, error) {
-	list, next, err := h.log.ListSessions(ctx, p)
+func (s Sessions) List(ctx context.Context, p store.Page) ([]api.Session, string, error) {
+	list, next, err := s.h.log.ListSessions(ctx, p)
 	return list, next, storeError(err, nil)
 }
 
 // Events returns up to limit stored events of a session after seq after.
-func (h *Host) Events(ctx context.Context, sessionID string, after int64, limit int) ([]api.Event, error) {
-	evs, err := h.log.Events(ctx, sessionID, after, limit)
+func (s Sessions) Events(ctx context.Context, sessionID string, after int64, limit int) ([]api.Event, error) {
+	evs, err := s.h.log.Events(ctx, sessionID, after, limit)
 	return evs, storeError(err, sessionNotFound(sessionID))
 }
 
 // Subscribe delivers a session's events as they are stored; see
 // [Subscription]. Subscribe first, then read the stored events, and nothing
 // is missed.
-func (h *Host) Subscribe(sessionID string) *Subscription {
-	return h.log.hub.subscribe(sessionID)
+func (s Sessions) Subscribe(sessionID string) *Subscription {
+	return s.h.log.hub.subscribe(sessionID)
 }
 
 // Send starts a model turn with a user message. It returns the turn's id
 // at once; the turn runs in the background, its progress on the session's
 // event stream. It fails with api.ErrSessionBusy while another turn runs.
-func (h *Host) Send(ctx context.Context, sessionID, message string) (string, error) {
+func (s Sessions) Send(ctx context.Context, sessionID, message string) (string, error) {
 	if strings.TrimSpace(message) == "" {
 		return "", api.ErrEmptyMessage
 	}
-	sess, err := h.Session(ctx, sessionID)
+	sess, err := s.Get(ctx, sessionID)
 	if err != nil {
 		return "", err
 	}
-	turnID, err := h.beginTurn(ctx, sessionID, api.TurnStarted{Kind: api.TurnModel}, api.Message{Role: api.RoleUser, Text: message})
+	turnID, err := s.h.beginTurn(ctx, sessionID, api.TurnStarted{Kind: api.TurnModel}, api.Message{Role: api.RoleUser, Text: message})
 	if err != nil {
 		return "", err
 	}
-	h.startTurn(sess, turnID)
+	s.h.startTurn(sess, turnID)
 	return turnID, nil
 }
 
 // Cancel cancels the session's running turn, which then ends with
 // turn.failed ("cancelled").
-func (h *Host) Cancel(ctx context.Context, sessionID string) error {
-	if _, err := h.Session(ctx, sessionID); err != nil {
+func (s Sessions) Cancel(ctx context.Context, sessionID string) error {
+	if _, err := s.Get(ctx, sessionID); err != nil {
 		return err
 	}
-	if !h.leases.cancel(sessionID, errCancelled) {
+	if !s.h.leases.cancel(sessionID, errCancelled) {
 		return api.ErrNoRunningTurn
 	}
 	return nil

@@ -103,11 +103,11 @@ func setupSessions(t *testing.T, provider string, opts host.Options, script ...f
 // events.
 func (b *sessionBundle) waitTurn(t *testing.T, sessionID, turnID string) []api.Event {
 	t.Helper()
-	sub := b.host.Subscribe(sessionID)
+	sub := b.host.Sessions().Subscribe(sessionID)
 	defer sub.Close()
 	deadline := time.After(30 * time.Second)
 	for {
-		evs, err := b.host.Events(context.Background(), sessionID, 0, 10000)
+		evs, err := b.host.Sessions().Events(context.Background(), sessionID, 0, 10000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func TestModelTurn(t *testing.T) {
 				fakemodel.Reply{Text: []string{"Clear in ", "both."}},
 			)
 			ctx := context.Background()
-			sess, turnID, err := b.host.CreateSession(ctx, host.SessionOptions{Message: "Weather in Oslo and Lima?", Principal: "tester"})
+			sess, turnID, err := b.host.Sessions().Create(ctx, host.SessionOptions{Message: "Weather in Oslo and Lima?", Principal: "tester"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -203,7 +203,7 @@ func TestModelTurn(t *testing.T) {
 			}
 			// A second message continues the same conversation.
 			b.fake.Push(fakemodel.Reply{Text: []string{"You're welcome."}})
-			turn2, err := b.host.Send(ctx, sess.ID, "Thanks!")
+			turn2, err := b.host.Sessions().Send(ctx, sess.ID, "Thanks!")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,7 +239,7 @@ func TestTurnFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := setupSessions(t, tt.model, tt.opts, tt.script...)
-			sess, turnID, err := b.host.CreateSession(context.Background(), host.SessionOptions{Message: "go"})
+			sess, turnID, err := b.host.Sessions().Create(context.Background(), host.SessionOptions{Message: "go"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -256,7 +256,7 @@ func TestTurnFailures(t *testing.T) {
 			// The session takes new turns after a failure.
 			b.fake.SetDefault(fakemodel.Reply{Text: []string{"ok"}})
 			if tt.model != "" {
-				turn2, err := b.host.Send(context.Background(), sess.ID, "again")
+				turn2, err := b.host.Sessions().Send(context.Background(), sess.ID, "again")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -269,21 +269,21 @@ func TestTurnFailures(t *testing.T) {
 func TestCancel(t *testing.T) {
 	b := setupSessions(t, "anthropic", host.Options{}, fakemodel.Reply{Hang: time.Minute})
 	ctx := context.Background()
-	sess, turnID, err := b.host.CreateSession(ctx, host.SessionOptions{Message: "wait"})
+	sess, turnID, err := b.host.Sessions().Create(ctx, host.SessionOptions{Message: "wait"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.host.Send(ctx, sess.ID, "another"); !errors.Is(err, api.ErrSessionBusy) {
+	if _, err := b.host.Sessions().Send(ctx, sess.ID, "another"); !errors.Is(err, api.ErrSessionBusy) {
 		t.Errorf("Send during a turn: %v", err)
 	}
-	if err := b.host.Cancel(ctx, sess.ID); err != nil {
+	if err := b.host.Sessions().Cancel(ctx, sess.ID); err != nil {
 		t.Fatal(err)
 	}
 	evs := b.waitTurn(t, sess.ID, turnID)
 	if f := find(evs, api.KindTurnFailed); len(f) != 1 || !strings.Contains(string(f[0].Data), `"reason":"cancelled"`) {
 		t.Errorf("events %s: %v", kinds(evs), f)
 	}
-	if err := b.host.Cancel(ctx, sess.ID); !errors.Is(err, api.ErrNoRunningTurn) {
+	if err := b.host.Sessions().Cancel(ctx, sess.ID); !errors.Is(err, api.ErrNoRunningTurn) {
 		t.Errorf("Cancel with nothing running: %v", err)
 	}
 }
@@ -291,7 +291,7 @@ func TestCancel(t *testing.T) {
 func TestSessionBoundCall(t *testing.T) {
 	b := setupSessions(t, "", host.Options{})
 	ctx := context.Background()
-	sess, _, err := b.host.CreateSession(ctx, host.SessionOptions{Channel: "http", Principal: "p"})
+	sess, _, err := b.host.Sessions().Create(ctx, host.SessionOptions{Channel: "http", Principal: "p"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,10 +301,10 @@ func TestSessionBoundCall(t *testing.T) {
 	}
 	var res map[string]string
 	json.Unmarshal(out.Result, &res)
-	if res["dir"] != b.host.WorkspaceDir(sess.ID) || res["session"] != sess.ID {
-		t.Errorf("the call ran in %v, want the session's workspace %s", res, b.host.WorkspaceDir(sess.ID))
+	if res["dir"] != b.host.Sessions().WorkspaceDir(sess.ID) || res["session"] != sess.ID {
+		t.Errorf("the call ran in %v, want the session's workspace %s", res, b.host.Sessions().WorkspaceDir(sess.ID))
 	}
-	evs, _ := b.host.Events(ctx, sess.ID, 0, 0)
+	evs, _ := b.host.Sessions().Events(ctx, sess.ID, 0, 0)
 	if got := kinds(evs); got != "session.created turn.started action.result turn.completed" {
 		t.Fatalf("events: %s", got)
 	}
@@ -328,7 +328,7 @@ func TestSessionBoundCall(t *testing.T) {
 func TestBusySession(t *testing.T) {
 	b := setupSessions(t, "", host.Options{})
 	ctx := context.Background()
-	sess, _, _ := b.host.CreateSession(ctx, host.SessionOptions{})
+	sess, _, _ := b.host.Sessions().Create(ctx, host.SessionOptions{})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	ran, busy := 0, 0
@@ -351,7 +351,7 @@ func TestBusySession(t *testing.T) {
 	if ran < 1 || ran+busy != 50 || busy == 0 {
 		t.Fatalf("ran %d, busy %d", ran, busy)
 	}
-	evs, _ := b.host.Events(ctx, sess.ID, 0, 0)
+	evs, _ := b.host.Sessions().Events(ctx, sess.ID, 0, 0)
 	if len(evs) != 1+3*ran {
 		t.Fatalf("%d events for %d calls", len(evs), ran)
 	}
@@ -367,7 +367,7 @@ func TestBusySession(t *testing.T) {
 func TestInterruptedTurnIsClosed(t *testing.T) {
 	b := setupSessions(t, "", host.Options{LeaseTTL: 300 * time.Millisecond})
 	ctx := context.Background()
-	sess, _, _ := b.host.CreateSession(ctx, host.SessionOptions{})
+	sess, _, _ := b.host.Sessions().Create(ctx, host.SessionOptions{})
 	// Another host began a turn and died: its lease is already over.
 	if _, err := b.store.BeginTurn(ctx, store.BeginTurnParams{Turn: api.Turn{SessionID: sess.ID, ID: "turn_dead", Kind: api.TurnModel},
 		Lease: store.Lease{Holder: "dead", TTL: -time.Second}, Events: []api.Event{{Kind: api.KindTurnStarted}}}); err != nil {
@@ -386,26 +386,26 @@ func TestSessionsList(t *testing.T) {
 	b := setupSessions(t, "", host.Options{})
 	ctx := context.Background()
 	for range 3 {
-		b.host.CreateSession(ctx, host.SessionOptions{})
+		b.host.Sessions().Create(ctx, host.SessionOptions{})
 	}
-	page, next, err := b.host.Sessions(ctx, store.Page{Limit: 2})
+	page, next, err := b.host.Sessions().List(ctx, store.Page{Limit: 2})
 	if err != nil || len(page) != 2 || next == "" {
 		t.Fatalf("%v %q %v", page, next, err)
 	}
-	rest, next, _ := b.host.Sessions(ctx, store.Page{Limit: 2, Cursor: next})
+	rest, next, _ := b.host.Sessions().List(ctx, store.Page{Limit: 2, Cursor: next})
 	if len(rest) != 1 || next != "" {
 		t.Errorf("second page %v %q", rest, next)
 	}
-	if _, _, err := b.host.CreateSession(ctx, host.SessionOptions{Channel: "bad channel"}); err == nil {
+	if _, _, err := b.host.Sessions().Create(ctx, host.SessionOptions{Channel: "bad channel"}); err == nil {
 		t.Error("a bad channel name should be refused")
 	}
 	// Without a store given, a host keeps its sessions in memory.
 	inMemory, _ := host.New(sessionTools(t), &host.Options{StateRoot: t.TempDir()})
-	sess, _, err := inMemory.CreateSession(ctx, host.SessionOptions{})
+	sess, _, err := inMemory.Sessions().Create(ctx, host.SessionOptions{})
 	if err != nil {
 		t.Fatalf("without a store: %v", err)
 	}
-	if got, err := inMemory.Session(ctx, sess.ID); err != nil || got.ID != sess.ID {
+	if got, err := inMemory.Sessions().Get(ctx, sess.ID); err != nil || got.ID != sess.ID {
 		t.Errorf("without a store: %+v, %v", got, err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 // callInSession runs a direct call inside a session, as a turn of its own.
 func (h *Host) callInSession(ctx context.Context, t *tool.Tool, in *tool.Input, sessionID string, start time.Time) (*api.Outcome, error) {
-	sess, err := h.Session(ctx, sessionID)
+	sess, err := h.Sessions().Get(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (h *Host) callInSession(ctx context.Context, t *tool.Tool, in *tool.Input, 
 func (h *Host) callGated(ctx context.Context, t *tool.Tool, in *tool.Input, o CallOptions) (*api.Outcome, error) {
 	p := parkSpec{callID: tool.NewCallID(t.Name()), sessionID: o.SessionID, by: o.Principal}
 	if o.SessionID != "" {
-		sess, err := h.Session(ctx, o.SessionID)
+		sess, err := h.Sessions().Get(ctx, o.SessionID)
 		if err != nil {
 			return nil, err
 		}

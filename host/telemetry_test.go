@@ -59,12 +59,12 @@ func TestTelemetry(t *testing.T) {
 	h, _ := host.New(set, &host.Options{StateRoot: state, Store: st, Model: p, TracerProvider: tp, MeterProvider: mp})
 	defer h.Close()
 	b := &sessionBundle{host: h, store: st, fake: fake, state: state}
-	sess, turn1, _ := h.CreateSession(ctx, host.SessionOptions{Message: "review it"})
+	sess, turn1, _ := h.Sessions().Create(ctx, host.SessionOptions{Message: "review it"})
 	evs := b.waitTurn(t, sess.ID, turn1)
 	if tagged := find(evs, api.KindSessionTagged); len(tagged) != 1 || !strings.Contains(string(tagged[0].Data), `"key":"pr"`) {
 		t.Errorf("session.tagged: %s", kinds(evs))
 	}
-	turn2, _ := h.Send(ctx, sess.ID, "again")
+	turn2, _ := h.Sessions().Send(ctx, sess.ID, "again")
 	b.waitTurn(t, sess.ID, turn2)
 	h.Close()
 

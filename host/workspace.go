@@ -27,13 +27,13 @@ type workspace struct {
 }
 
 // WorkspaceDir returns a session's workspace directory.
-func (h *Host) WorkspaceDir(sessionID string) string {
-	return filepath.Join(h.opts.StateRoot, "sessions", sessionID, "workspace")
+func (s Sessions) WorkspaceDir(sessionID string) string {
+	return filepath.Join(s.h.opts.StateRoot, "sessions", sessionID, "workspace")
 }
 
 // sessionWorkspace returns the workspace of a call in a session.
 func (h *Host) sessionWorkspace(sessionID string) *workspace {
-	return &workspace{dir: h.WorkspaceDir(sessionID), tools: h.tools}
+	return &workspace{dir: h.Sessions().WorkspaceDir(sessionID), tools: h.tools}
 }
 
 // scratchWorkspace returns the workspace of a call outside any session:

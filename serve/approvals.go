@@ -27,7 +27,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
 	if b := strings.TrimSpace(req.By); b != "" {
 		by = principal + ":" + b // a label the token's holder vouches for
 	}
-	a, err := s.host.Resolve(r.Context(), r.PathValue("callId"), host.Decision{
+	a, err := s.host.Approvals().Resolve(r.Context(), r.PathValue("callId"), host.Decision{
 		Approved: *req.Approved, Reason: req.Reason, By: by, SessionID: r.PathValue("id"),
 	})
 	if err != nil {
@@ -48,7 +48,7 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 		writeError(w, api.Errorf(api.CodeBadQuery, "status must be pending, approved, denied or expired"))
 		return
 	}
-	list, next, err := s.host.Approvals(r.Context(), status, store.Page{Limit: int(limit), Cursor: r.URL.Query().Get("cursor")})
+	list, next, err := s.host.Approvals().List(r.Context(), status, store.Page{Limit: int(limit), Cursor: r.URL.Query().Get("cursor")})
 	if err != nil {
 		writeError(w, err)
 		return
@@ -62,7 +62,7 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 // callStatus answers GET /calls/<callId>: the outcome of a gated direct
 // call once decided and run, or that it is still pending.
 func (s *Server) callStatus(w http.ResponseWriter, r *http.Request) {
-	a, err := s.host.CallOutcome(r.Context(), r.PathValue("callId"))
+	a, err := s.host.Approvals().Get(r.Context(), r.PathValue("callId"))
 	if err != nil {
 		writeError(w, err)
 		return

@@ -12,11 +12,11 @@ import (
 // listArtifacts answers GET /session/<id>/artifacts.
 func (s *Server) listArtifacts(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if _, err := s.host.Session(r.Context(), id); err != nil {
+	if _, err := s.host.Sessions().Get(r.Context(), id); err != nil {
 		writeError(w, err)
 		return
 	}
-	list, err := s.host.Artifacts(r.Context(), id)
+	list, err := s.host.Sessions().Artifacts(r.Context(), id)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -31,11 +31,11 @@ func (s *Server) listArtifacts(w http.ResponseWriter, r *http.Request) {
 // the content type it was stored with.
 func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if _, err := s.host.Session(r.Context(), id); err != nil {
+	if _, err := s.host.Sessions().Get(r.Context(), id); err != nil {
 		writeError(w, err)
 		return
 	}
-	rc, info, err := s.host.Artifact(r.Context(), id, r.PathValue("name"))
+	rc, info, err := s.host.Sessions().Artifact(r.Context(), id, r.PathValue("name"))
 	if err != nil {
 		writeError(w, err)
 		return

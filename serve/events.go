@@ -19,80 +19,103 @@ const heartbeat = 15 * time.Second
 // ?follow=false, the stored events as JSON.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	ctx := r.Context()
-	if _, err := s.host.Session(ctx, id); err != nil {
+	if _, err := s.host.Sessions().Get(r.Context(), id); err != nil {
 		writeError(w, err)
 		return
 	}
-	after := int64(0)
+	after, err := resumeAfter(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if r.URL.Query().Get("follow") == "false" {
+		s.storedEvents(w, r, id, after)
+		return
+	}
+	s.stream(w, r, id, after)
+}
+
+// resumeAfter is the seq a stream starts after: Last-Event-ID (a
+// reconnecting EventSource), else ?after=N, else 0.
+func resumeAfter(r *http.Request) (int64, error) {
 	if v := r.Header.Get("Last-Event-ID"); v != "" {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil || n < 0 {
-			writeError(w, api.Errorf(api.CodeBadQuery, "Last-Event-ID must be an event's seq"))
-			return
+			return 0, api.Errorf(api.CodeBadQuery, "Last-Event-ID must be an event's seq")
 		}
-		after = n
-	} else if v := r.URL.Query().Get("after"); v != "" {
-		n, err := queryInt(r, "after", 0, 0, 1<<62)
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		after = n
+		return n, nil
 	}
-	if r.URL.Query().Get("follow") == "false" {
-		limit, err := queryInt(r, "limit", 1000, 1, 10000)
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		evs, err := s.host.Events(ctx, id, after, int(limit))
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		if evs == nil {
-			evs = []api.Event{}
-		}
-		writeJSON(w, http.StatusOK, api.EventList{OK: true, Events: evs})
+	return queryInt(r, "after", 0, 0, 1<<62)
+}
+
+// storedEvents answers ?follow=false: the stored events after a seq, as
+// JSON.
+func (s *Server) storedEvents(w http.ResponseWriter, r *http.Request, id string, after int64) {
+	limit, err := queryInt(r, "limit", 1000, 1, 10000)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
-	rc := http.NewResponseController(w) // reaches the Flusher through wrappers
-	flusher := flushFunc(func() { rc.Flush() })
-	// Subscribe before reading the store, so nothing falls in between.
-	sub := s.host.Subscribe(id)
+	evs, err := s.host.Sessions().Events(r.Context(), id, after, int(limit))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if evs == nil {
+		evs = []api.Event{}
+	}
+	writeJSON(w, http.StatusOK, api.EventList{OK: true, Events: evs})
+}
+
+// sseWriter writes events to a stream once each, in seq order.
+type sseWriter struct {
+	w      http.ResponseWriter
+	rc     *http.ResponseController // reaches the Flusher through wrappers
+	cursor int64                    // the last seq written
+}
+
+func (sw *sseWriter) write(evs []api.Event) error {
+	for _, e := range evs {
+		if e.Seq <= sw.cursor {
+			continue
+		}
+		b, _ := json.Marshal(e)
+		if _, err := fmt.Fprintf(sw.w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Kind, b); err != nil {
+			return err
+		}
+		sw.cursor = e.Seq
+	}
+	return nil
+}
+
+func (sw *sseWriter) flush() { sw.rc.Flush() }
+
+// stream follows a session's events live until the client goes, the server
+// shuts down or a write fails. It subscribes before reading the store, so
+// nothing falls in between, and reads the store again whenever a batch
+// does not follow the last event written (a gap, or batches dropped for a
+// slow reader).
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after int64) {
+	ctx := r.Context()
+	sub := s.host.Sessions().Subscribe(id)
 	defer sub.Close()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	flusher.Flush()
-
-	cursor := after
-	write := func(evs []api.Event) error {
-		for _, e := range evs {
-			if e.Seq <= cursor {
-				continue
-			}
-			b, _ := json.Marshal(e)
-			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Kind, b); err != nil {
-				return err
-			}
-			cursor = e.Seq
-		}
-		return nil
-	}
+	sw := &sseWriter{w: w, rc: http.NewResponseController(w), cursor: after}
+	sw.flush()
 	catchUp := func() error {
 		for {
-			evs, err := s.host.Events(ctx, id, cursor, 1000)
+			evs, err := s.host.Sessions().Events(ctx, id, sw.cursor, 1000)
 			if err != nil {
 				return err
 			}
-			if err := write(evs); err != nil {
+			if err := sw.write(evs); err != nil {
 				return err
 			}
 			if len(evs) < 1000 {
-				flusher.Flush()
+				sw.flush()
 				return nil
 			}
 		}
@@ -110,26 +133,22 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		case <-s.closing:
 			return
 		case batch := <-sub.C:
-			if batch[0].Seq > cursor+1 {
+			if batch[0].Seq > sw.cursor+1 {
 				err = catchUp() // something came in between: read it from the store
-			} else if err = write(batch); err == nil {
-				flusher.Flush()
+			} else if err = sw.write(batch); err == nil {
+				sw.flush()
 			}
 		case <-sub.Poke:
 			err = catchUp()
 		case <-tick.C:
 			_, err = fmt.Fprint(w, ": ping\n\n")
-			flusher.Flush()
+			sw.flush()
 		}
 		if err != nil {
 			return
 		}
 	}
 }
-
-type flushFunc func()
-
-func (f flushFunc) Flush() { f() }
 
 // Shutdown ends the open event streams, so that a server shutting down does
 // not wait for them; ListenAndServe calls it.

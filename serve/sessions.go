@@ -19,7 +19,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	sess, turnID, err := s.host.CreateSession(r.Context(), host.SessionOptions{Channel: req.Channel, Message: req.Message, Principal: principal})
+	sess, turnID, err := s.host.Sessions().Create(r.Context(), host.SessionOptions{Channel: req.Channel, Message: req.Message, Principal: principal})
 	if err != nil {
 		writeError(w, err)
 		return
@@ -37,7 +37,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	turnID, err := s.host.Send(r.Context(), r.PathValue("id"), req.Message)
+	turnID, err := s.host.Sessions().Send(r.Context(), r.PathValue("id"), req.Message)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -46,7 +46,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
-	sess, err := s.host.Session(r.Context(), r.PathValue("id"))
+	sess, err := s.host.Sessions().Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -60,7 +60,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	page, next, err := s.host.Sessions(r.Context(), store.Page{Limit: int(limit), Cursor: r.URL.Query().Get("cursor")})
+	page, next, err := s.host.Sessions().List(r.Context(), store.Page{Limit: int(limit), Cursor: r.URL.Query().Get("cursor")})
 	if err != nil {
 		writeError(w, err)
 		return
@@ -72,7 +72,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) cancelTurn(w http.ResponseWriter, r *http.Request) {
-	if err := s.host.Cancel(r.Context(), r.PathValue("id")); err != nil {
+	if err := s.host.Sessions().Cancel(r.Context(), r.PathValue("id")); err != nil {
 		writeError(w, err)
 		return
 	}

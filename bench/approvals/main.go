@@ -107,14 +107,14 @@ func run(n int) error {
 		return err
 	}
 	ready := time.Since(start)
-	page, _, err := h.Approvals(ctx, api.ApprovalPending, store.Page{Limit: 100})
+	page, _, err := h.Approvals().List(ctx, api.ApprovalPending, store.Page{Limit: 100})
 	if err != nil {
 		return err
 	}
 	listed := time.Since(start)
 	total := 0
 	for cursor := ""; ; {
-		p, next, err := h.Approvals(ctx, api.ApprovalPending, store.Page{Limit: 1000, Cursor: cursor})
+		p, next, err := h.Approvals().List(ctx, api.ApprovalPending, store.Page{Limit: 1000, Cursor: cursor})
 		if err != nil {
 			return err
 		}

@@ -102,7 +102,7 @@ func delivery(b *testing.B, n int) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	defer srv.Shutdown()
-	sess, _, _ := h.CreateSession(ctx, host.SessionOptions{})
+	sess, _, _ := h.Sessions().Create(ctx, host.SessionOptions{})
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: 0}}
 
 	seen := make(chan int64, n*4)
@@ -145,7 +145,7 @@ func delivery(b *testing.B, n int) {
 		if _, err := h.CallTool(ctx, "ping", nil, &host.CallOptions{SessionID: sess.ID}); err != nil {
 			b.Fatal(err)
 		}
-		last, err := h.Session(ctx, sess.ID)
+		last, err := h.Sessions().Get(ctx, sess.ID)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -199,11 +199,11 @@ func roundTrips(b *testing.B, provider string) {
 			script = append(script, fakemodel.Reply{Calls: []fakemodel.Call{{ID: fmt.Sprint("c", i), Name: "ping", Input: `{}`}}})
 		}
 		fake.Push(append(script, fakemodel.Reply{Text: []string{"done"}})...)
-		sess, _, _ := h.CreateSession(ctx, host.SessionOptions{})
-		sub := h.Subscribe(sess.ID)
+		sess, _, _ := h.Sessions().Create(ctx, host.SessionOptions{})
+		sub := h.Sessions().Subscribe(sess.ID)
 		b.StartTimer()
 		start := time.Now()
-		turnID, err := h.Send(ctx, sess.ID, "go")
+		turnID, err := h.Sessions().Send(ctx, sess.ID, "go")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -219,7 +219,7 @@ func roundTrips(b *testing.B, provider string) {
 					}
 				}
 			case <-sub.Poke:
-				evs, _ := h.Events(ctx, sess.ID, 0, 10000)
+				evs, _ := h.Sessions().Events(ctx, sess.ID, 0, 10000)
 				for _, e := range evs {
 					done = done || (e.TurnID == turnID && e.Kind == api.KindTurnCompleted)
 				}

@@ -101,7 +101,9 @@ var ops = []op{
 	{"CreateSession", func(ctx context.Context, s store.Store, in *input) string {
 		return show(s.CreateSession(ctx, api.Session{ID: in.pick("s1", "s2", ""), Channel: "http", Mode: api.ModeLocal}))
 	}},
-	{"Session", func(ctx context.Context, s store.Store, in *input) string { return show(s.Session(ctx, in.pick("s1", "s2", "s3"))) }},
+	{"Session", func(ctx context.Context, s store.Store, in *input) string {
+		return show(s.Session(ctx, in.pick("s1", "s2", "s3")))
+	}},
 	{"ListSessions", func(ctx context.Context, s store.Store, in *input) string {
 		return showPages(in.page(), func(p store.Page) ([]api.Session, string, error) { return s.ListSessions(ctx, p) })
 	}},
@@ -133,14 +135,18 @@ var ops = []op{
 	{"Turn", func(ctx context.Context, s store.Store, in *input) string {
 		return show(s.Turn(ctx, in.pick("s1", "s2"), in.pick("t1", "t2", "t3")))
 	}},
-	{"ExpiredTurns", func(ctx context.Context, s store.Store, in *input) string { return showSorted(s.ExpiredTurns(ctx, time.Now())) }},
+	{"ExpiredTurns", func(ctx context.Context, s store.Store, in *input) string {
+		return showSorted(s.ExpiredTurns(ctx, time.Now()))
+	}},
 	{"ParkedTurns", func(ctx context.Context, s store.Store, in *input) string { return showSorted(s.ParkedTurns(ctx)) }},
 	{"CreateApproval", func(ctx context.Context, s store.Store, in *input) string {
 		a := api.Approval{CallID: in.pick("c1", "c2", "c3"), SessionID: in.pick("", "s1", "s3"), TurnID: in.pick("", "t1"), Tool: "promote",
 			Input: json.RawMessage(`{"n":1}`), RequestedBy: "p", ExpiresAt: time.Now().Add([]time.Duration{time.Hour, -time.Hour}[in.n(2)])}
 		return show(s.CreateApproval(ctx, a, in.events()...))
 	}},
-	{"Approval", func(ctx context.Context, s store.Store, in *input) string { return show(s.Approval(ctx, in.pick("c1", "c2", "c3"))) }},
+	{"Approval", func(ctx context.Context, s store.Store, in *input) string {
+		return show(s.Approval(ctx, in.pick("c1", "c2", "c3")))
+	}},
 	{"ListApprovals", func(ctx context.Context, s store.Store, in *input) string {
 		status := api.ApprovalStatus(in.pick("", "pending", "approved", "denied", "expired"))
 		return showPages(in.page(), func(p store.Page) ([]api.Approval, string, error) {
@@ -151,7 +157,9 @@ var ops = []op{
 		return show(s.ResolveApproval(ctx, store.ResolveApprovalParams{CallID: in.pick("c1", "c2", "c3"), Approved: in.n(2) == 0,
 			By: "p", Reason: in.pick("", "ok"), Executor: in.lease()}))
 	}},
-	{"ExpireApprovals", func(ctx context.Context, s store.Store, in *input) string { return showSorted(s.ExpireApprovals(ctx, time.Now())) }},
+	{"ExpireApprovals", func(ctx context.Context, s store.Store, in *input) string {
+		return showSorted(s.ExpireApprovals(ctx, time.Now()))
+	}},
 	{"RenewExecutor", func(ctx context.Context, s store.Store, in *input) string {
 		return show(0, s.RenewExecutor(ctx, in.pick("c1", "c2", "c3"), in.lease()))
 	}},

@@ -1,0 +1,29 @@
+package agentmain
+
+import (
+	"testing"
+
+	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/internal/serveflags"
+	"github.com/agentsdk/agentsdk/serve"
+)
+
+// The flags' defaults, which the CLI shows without linking the host, are
+// the serve and host packages' own.
+func TestFlagDefaultsAgree(t *testing.T) {
+	tests := []struct {
+		name      string
+		flag, own any
+	}{
+		{"max-body-bytes", int64(serveflags.MaxBodyBytesDefault), int64(serve.MaxBodyBytesDefault)},
+		{"drain-timeout", serveflags.DrainTimeoutDefault, serve.DrainTimeoutDefault},
+		{"lease-ttl", serveflags.LeaseTTLDefault, host.LeaseTTLDefault},
+		{"approval-wait", serveflags.ApprovalWaitDefault, serve.ApprovalWaitDefault},
+		{"approval-timeout", serveflags.ApprovalTimeoutDefault, host.ApprovalTimeoutDefault},
+	}
+	for _, tt := range tests {
+		if tt.flag != tt.own {
+			t.Errorf("--%s defaults to %v, but its package's default is %v", tt.name, tt.flag, tt.own)
+		}
+	}
+}
