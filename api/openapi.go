@@ -154,7 +154,7 @@ func (d *document) add(path, method string, op *operation) error {
 	return nil
 }
 
-// operation describes a route, and returns its OpenAPI path.
+// operation describes a route, and returns its OpenAPI path and method.
 func (c *components) operation(r Route, slug string) (string, string, *operation) {
 	_, pattern, _ := strings.Cut(r.Pattern(slug), " ")
 	path, params := pathParams(pattern)
@@ -163,8 +163,8 @@ func (c *components) operation(r Route, slug string) (string, string, *operation
 		op.Security = []map[string][]string{{bearerScheme: {}}}
 	}
 	for _, p := range r.Params {
-		if p.In != "query" && p.In != "header" {
-			c.fail(fmt.Errorf("route %s: parameter %s is in %q, not query or header", r.Name, p.Name, p.In))
+		if (p.In != "query" && p.In != "header") || !slices.Contains([]string{"integer", "string", "boolean"}, p.Type) {
+			c.fail(fmt.Errorf("route %s: parameter %s is a %q in %q, not an integer, string or boolean in the query or a header", r.Name, p.Name, p.Type, p.In))
 		}
 		op.Parameters = append(op.Parameters, parameter{Name: p.Name, In: p.In, Description: p.About, Schema: schema{"type": p.Type}})
 	}

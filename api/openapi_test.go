@@ -1,19 +1,5 @@
 package api_test
 
-// The document is checked with github.com/pb33f/libopenapi-validator
-// (v0.16.3, on libopenapi v0.41.8). Its ValidateDocument validates the
-// document against the official OpenAPI 3.1 JSON Schema
-// (spec.openapis.org/oas/3.1/schema), and building its model resolves every
-// $ref; its request and schema validators then check real bodies against
-// the document with JSON Schema 2020-12. github.com/getkin/kin-openapi
-// (v0.153.0) reads 3.1 documents too, but its Validate is a hand-written
-// rule set rather than the specification's schema: it accepted an
-// "openapi": "3.1" version and a "20x" response key that the schema
-// refuses. What the OpenAPI schema leaves to tools (schema keywords,
-// unique operation ids, declared path parameters) is checked below:
-// keywords by compiling every component with santhosh-tekuri/jsonschema
-// against the 2020-12 meta-schema, the rest directly.
-
 import (
 	"bytes"
 	"context"
@@ -127,7 +113,18 @@ func lookup(v any, keys ...string) any {
 	return v
 }
 
-// load builds the libopenapi-validator of a document.
+// load builds the validator of a document, with
+// github.com/pb33f/libopenapi-validator v0.16.3 (on libopenapi v0.41.8):
+// its ValidateDocument checks the document against the official OpenAPI
+// 3.1 JSON Schema (spec.openapis.org/oas/3.1/schema), building its model
+// resolves every $ref, and its request and schema validators check real
+// bodies against the document with JSON Schema 2020-12.
+// github.com/getkin/kin-openapi v0.153.0 reads 3.1 documents too, but its
+// Validate is a hand-written rule set, not the specification's schema: it
+// accepted an "openapi": "3.1" version and a "20x" response key that the
+// schema refuses. What that schema leaves out (the schemas' keywords,
+// unique operation ids, declared path parameters) [checkSchemas] and
+// [checkOperations] check.
 func load(t *testing.T, b []byte) validator.Validator {
 	t.Helper()
 	doc, err := libopenapi.NewDocument(b)
@@ -143,17 +140,30 @@ func load(t *testing.T, b []byte) validator.Validator {
 
 func TestOpenAPIValidates(t *testing.T) {
 	t.Parallel()
-	b := generate(t)
-	if ok, errs := load(t, b).ValidateDocument(); !ok {
-		for _, e := range errs {
-			t.Errorf("%s: %s", e.Message, e.Reason)
-			for _, f := range e.SchemaValidationErrors {
-				t.Errorf("  %s at %s", f.Reason, f.FieldPath)
+	for name, tools := range map[string][]tool.Info{"tools": testTools(t), "no tools": nil} {
+		t.Run(name, func(t *testing.T) {
+			b, err := api.OpenAPI(slug, tools)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			if ok, errs := load(t, b).ValidateDocument(); !ok {
+				for _, e := range errs {
+					t.Errorf("%s: %s", e.Message, e.Reason)
+					for _, f := range e.SchemaValidationErrors {
+						t.Errorf("  %s at %s", f.Reason, f.FieldPath)
+					}
+				}
+			}
+			checkSchemas(t, b)
+			checkOperations(t, b)
+		})
 	}
+}
 
-	// Every component is a valid JSON Schema 2020-12 whose refs resolve.
+// checkSchemas compiles every component: each is a valid JSON Schema
+// 2020-12 whose refs resolve.
+func checkSchemas(t *testing.T, b []byte) {
+	t.Helper()
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
@@ -167,10 +177,14 @@ func TestOpenAPIValidates(t *testing.T) {
 			t.Errorf("component %s: %v", name, err)
 		}
 	}
+}
 
-	// Operation ids are unique, and each path declares its parameters.
+// checkOperations checks that operation ids are unique, and that each
+// path declares its parameters.
+func checkOperations(t *testing.T, b []byte) {
+	t.Helper()
 	ids := map[string]string{}
-	for path, item := range lookup(doc, "paths").(map[string]any) {
+	for path, item := range lookup(parse(t, b), "paths").(map[string]any) {
 		for method, op := range item.(map[string]any) {
 			id := lookup(op, "operationId").(string)
 			if prev, ok := ids[id]; ok {

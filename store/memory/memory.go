@@ -1,15 +1,16 @@
 // Package memory keeps a [store.Store] in memory, for tests and for
 // programs that embed a host with no database. Nothing survives the
-// process: closing the store, or exiting, loses every session, approval,
-// KV entry and file record.
+// process: when it exits, every session, approval, KV entry and file
+// record is gone. Two stores from [New] share nothing.
 //
 // It behaves as the SQL store does, and passes the same conformance suite
 // (store/storetest): listings in byte order with the same prefixes, limits
 // and cursors, the same errors, leases that expire against the clock,
 // events numbered from 1 without gaps, approvals decided exactly once, KV
 // entries that expire. Times are kept to the microsecond, as the SQL store
-// keeps them. What it returns is the caller's to change: every slice and
-// record is a copy.
+// keeps them. A differential test (FuzzAgainstSQLite) runs the same
+// operations on both and compares the results. What it returns is the
+// caller's to change: every slice and record is a copy.
 package memory
 
 import (
@@ -27,7 +28,8 @@ import (
 )
 
 // memStore implements store.Store with maps under one mutex: every method
-// is one critical section, as every SQL method is one transaction.
+// is one critical section, as every SQL method is one transaction. No call
+// waits for anything but the mutex, so contexts go unread.
 type memStore struct {
 	now func() time.Time
 
@@ -51,7 +53,8 @@ func New() store.Store {
 	}
 }
 
-// Close does nothing: the store lives as long as the values it holds.
+// Close does nothing: there is nothing to release but memory, which goes
+// with the store's last reference.
 func (m *memStore) Close() error { return nil }
 
 // clock returns the current time as the store keeps times: UTC, to the
