@@ -213,37 +213,24 @@ func (c *components) hasRequired(t reflect.Type) bool {
 // responses describes a route's answers: its successful ones, several at
 // one status and content type being oneOf their bodies, and its errors.
 func (c *components) responses(r Route) map[string]*response {
+	byStatus := map[int][]Response{}
+	for _, resp := range r.Responses {
+		byStatus[resp.Status] = append(byStatus[resp.Status], resp)
+	}
 	out := map[string]*response{}
-	bodies := map[string]map[string][]schema{} // status → content type → bodies
-	abouts := map[string][]string{}
-	count := map[int]int{}
-	for _, resp := range r.Responses {
-		count[resp.Status]++
-	}
-	for _, resp := range r.Responses {
-		status, ct := strconv.Itoa(resp.Status), cmp.Or(resp.ContentType, jsonType)
-		if bodies[status] == nil {
-			bodies[status] = map[string][]schema{}
+	for status, resps := range byStatus {
+		bodies := map[string][]schema{} // by content type
+		abouts := make([]string, len(resps))
+		for i, resp := range resps {
+			ct := cmp.Or(resp.ContentType, jsonType)
+			bodies[ct] = append(bodies[ct], c.body(resp.Body, ct))
+			abouts[i] = about(resp, len(resps) > 1)
 		}
-		var body schema
-		switch {
-		case resp.Body != nil:
-			body = c.ref(reflect.TypeOf(resp.Body))
-		case ct == jsonType:
-			body = schema{"type": "object"}
+		o := &response{Description: strings.Join(abouts, "\n"), Content: map[string]*mediaType{}}
+		for ct, schemas := range bodies {
+			o.Content[ct] = &mediaType{Schema: oneOf(schemas)}
 		}
-		bodies[status][ct] = append(bodies[status][ct], body)
-		abouts[status] = append(abouts[status], about(resp, count[resp.Status] > 1))
-	}
-	for status, byType := range bodies {
-		o := &response{Description: strings.Join(abouts[status], "\n"), Content: map[string]*mediaType{}}
-		for ct, schemas := range byType {
-			o.Content[ct] = &mediaType{Schema: schemas[0]}
-			if len(schemas) > 1 {
-				o.Content[ct].Schema = schema{"oneOf": schemas}
-			}
-		}
-		out[status] = o
+		out[strconv.Itoa(status)] = o
 	}
 	errBody := map[string]*mediaType{jsonType: {Schema: c.ref(reflect.TypeFor[ErrorResponse]())}}
 	for status, codes := range errorCodes(r) {
@@ -254,6 +241,30 @@ func (c *components) responses(r Route) map[string]*response {
 		out[strconv.Itoa(status)] = &response{Description: strings.Join(lines, "\n"), Content: errBody}
 	}
 	return out
+}
+
+// body returns the schema of a response body: its type's, any object for
+// JSON of no given type, and none for other content.
+func (c *components) body(body any, contentType string) schema {
+	switch {
+	case body != nil:
+		return c.ref(reflect.TypeOf(body))
+	case contentType == jsonType:
+		return schema{"type": "object"}
+	}
+	return nil
+}
+
+// oneOf returns the one schema given, or a oneOf of several.
+func oneOf(schemas []schema) schema {
+	schemas = slices.DeleteFunc(schemas, func(s schema) bool { return s == nil })
+	switch len(schemas) {
+	case 0:
+		return nil
+	case 1:
+		return schemas[0]
+	}
+	return schema{"oneOf": schemas}
 }
 
 // about says what a successful answer is: its About, or its status text.

@@ -5,11 +5,9 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/agentsdk/agentsdk/api"
-	"github.com/agentsdk/agentsdk/internal/agenttool"
 	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/tool"
 )
@@ -48,11 +46,7 @@ func (s Sessions) Create(ctx context.Context, opts SessionOptions) (api.Session,
 		return api.Session{}, "", api.ErrEmptyMessage
 	}
 	sess := api.Session{ID: newID("sess"), Channel: opts.Channel, Mode: api.ModeLocal, Principal: opts.Principal}
-	ws := s.WorkspaceDir(sess.ID)
-	if err := os.MkdirAll(ws, 0o700); err != nil {
-		return api.Session{}, "", api.Errorf(api.CodeInternal, "creating session workspace: %w", err)
-	}
-	if err := agenttool.Materialize(ws, s.h.tools); err != nil {
+	if _, err := s.h.sessionWorkspace(sess.ID).open(); err != nil {
 		return api.Session{}, "", api.Errorf(api.CodeInternal, "creating session workspace: %w", err)
 	}
 	sess, err := s.h.log.CreateSession(ctx, sess)
