@@ -148,7 +148,7 @@ func mainOpenAPI(set *tool.Set, args []string, stdio Stdio) int {
 		cwd, _ := os.Getwd()
 		*slug = filepath.Base(cwd)
 	}
-	doc, err := openAPIDocument(*slug, set.Infos())
+	doc, err := api.OpenAPI(*slug, set.Infos())
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitFailure

@@ -24,7 +24,8 @@ type ToolList struct {
 
 // CallRequest is the body of POST /<slug>/v1/tools/<name>.
 type CallRequest struct {
-	Input     json.RawMessage `json:"input"`
+	// Input is the tool's input; absent means {}.
+	Input     json.RawMessage `json:"input,omitempty"`
 	SessionID string          `json:"sessionId,omitempty"`
 }
 

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
 	"reflect"
 	"regexp"
@@ -78,9 +77,6 @@ const (
 	bearerScheme   = "bearer"
 )
 
-// validSlug is the slug the server accepts.
-var validSlug = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
 // OpenAPI returns the OpenAPI 3.1 document, as JSON, of the HTTP API of an
 // agent served under /<slug>/v1 (and /healthz at the root). It describes
 // every route of [Routes]: its parameters, its request and response bodies,
@@ -96,8 +92,8 @@ var validSlug = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 //
 // The same slug and tools, in any order, give the same bytes.
 func OpenAPI(slug string, tools []tool.Info) ([]byte, error) {
-	if !validSlug.MatchString(slug) {
-		return nil, fmt.Errorf("building the OpenAPI document: invalid slug %q: use 1 to 64 letters, digits, '.', '_' or '-'", slug)
+	if err := CheckSlug(slug); err != nil {
+		return nil, fmt.Errorf("building the OpenAPI document: %w", err)
 	}
 	c := newComponents()
 	doc := document{
@@ -159,7 +155,7 @@ func (c *components) operation(r Route, slug string) (string, string, *operation
 	_, pattern, _ := strings.Cut(r.Pattern(slug), " ")
 	path, params := pathParams(pattern)
 	op := &operation{OperationID: r.Name, Summary: r.Summary, Parameters: params}
-	if !r.Root { // /healthz is the one route without a token
+	if !r.Public {
 		op.Security = []map[string][]string{{bearerScheme: {}}}
 	}
 	for _, p := range r.Params {
@@ -172,7 +168,7 @@ func (c *components) operation(r Route, slug string) (string, string, *operation
 		t := reflect.TypeOf(r.Request)
 		body := c.ref(t)
 		c.closed(t)
-		op.RequestBody = &requestBody{Required: c.hasRequired(t), Content: map[string]*mediaType{jsonType: {Schema: body}}}
+		op.RequestBody = &requestBody{Required: !r.OptionalBody, Content: map[string]*mediaType{jsonType: {Schema: body}}}
 	}
 	op.Responses = c.responses(r)
 	return path, r.Method, op
@@ -198,16 +194,6 @@ func pathParams(pattern string) (string, []parameter) {
 		return "{" + p.Name + "}"
 	})
 	return path, params
-}
-
-// hasRequired reports whether a request body has required fields; one
-// without any may be left out.
-func (c *components) hasRequired(t reflect.Type) bool {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	s, _ := c.schemas[c.names[t]].(schema)
-	return s["required"] != nil
 }
 
 // responses describes a route's answers: its successful ones, several at
@@ -282,25 +268,10 @@ func about(resp Response, labelled bool) string {
 	return "- " + label + ": " + text
 }
 
-// errorCodes groups by status the codes a route can answer: its Errors,
-// unauthorized unless it needs no token, the codes of a request body that
-// cannot be read, a query parameter out of range, and internal.
+// errorCodes groups by status the codes a route can answer (Route.Codes).
 func errorCodes(r Route) map[int][]Code {
-	set := map[Code]bool{CodeInternal: true}
-	for _, code := range r.Errors {
-		set[code] = true
-	}
-	if !r.Root {
-		set[CodeUnauthorized] = true
-	}
-	if r.Request != nil {
-		set[CodeBadRequest], set[CodeMalformedJSON], set[CodeBodyTooLarge] = true, true, true
-	}
-	if len(r.Params) > 0 {
-		set[CodeBadQuery] = true
-	}
 	byStatus := map[int][]Code{}
-	for _, code := range slices.Sorted(maps.Keys(set)) {
+	for _, code := range r.Codes() {
 		byStatus[code.Status()] = append(byStatus[code.Status()], code)
 	}
 	return byStatus

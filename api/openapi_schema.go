@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -24,6 +25,7 @@ const componentsPrefix = "#/components/schemas/"
 var (
 	rawMessageType = reflect.TypeFor[json.RawMessage]()
 	timeType       = reflect.TypeFor[time.Time]()
+	marshalerType  = reflect.TypeFor[json.Marshaler]()
 	eventType      = reflect.TypeFor[Event]()
 	apiPackage     = eventType.PkgPath()
 )
@@ -74,6 +76,9 @@ func (c *components) ref(t reflect.Type) schema {
 		return schema{}
 	case t == timeType:
 		return schema{"type": "string", "format": "date-time"}
+	case reflect.PointerTo(t).Implements(marshalerType):
+		c.fail(fmt.Errorf("describing %s: it has its own MarshalJSON, whose output has no schema here", t))
+		return schema{}
 	case enums[t] != nil || (t.Kind() == reflect.Struct && t.Name() != ""):
 		return schema{"$ref": componentsPrefix + c.component(t)}
 	}
@@ -172,7 +177,9 @@ func (c *components) fields(t reflect.Type, props schema, required *[]string) {
 			name = f.Name
 		}
 		props[name] = c.ref(f.Type)
-		if !strings.Contains(","+opts+",", ",omitempty,") && !strings.Contains(","+opts+",", ",omitzero,") {
+		if optional := slices.ContainsFunc(strings.Split(opts, ","), func(o string) bool {
+			return o == "omitempty" || o == "omitzero"
+		}); !optional {
 			*required = append(*required, name)
 		}
 	}
@@ -223,8 +230,11 @@ func (c *components) toolInput(name string, raw json.RawMessage) (schema, error)
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber() // keep numbers as written
 	var root schema
-	if err := dec.Decode(&root); err != nil || root == nil {
-		return nil, fmt.Errorf("reading the input schema of tool %s: not a JSON object (%v)", name, err)
+	if err := dec.Decode(&root); err != nil {
+		return nil, fmt.Errorf("reading the input schema of tool %s: %w", name, err)
+	}
+	if root == nil {
+		return nil, fmt.Errorf("reading the input schema of tool %s: it is null", name)
 	}
 	prefix := "tool." + name
 	lifted := map[string]any{prefix: root}

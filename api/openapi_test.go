@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -504,4 +505,34 @@ func TestOpenAPIErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+func ExampleOpenAPI() {
+	type searchInput struct {
+		Query string `json:"query"`
+	}
+	search, err := tool.New("search", tool.Config{Description: "Search the docs."}, noop[searchInput])
+	if err != nil {
+		panic(err)
+	}
+	doc, err := api.OpenAPI("docs", []tool.Info{search.Info()})
+	if err != nil {
+		panic(err)
+	}
+	var d struct {
+		Paths map[string]map[string]struct {
+			OperationID string `json:"operationId"`
+		} `json:"paths"`
+		Components struct {
+			Schemas map[string]json.RawMessage `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(doc, &d); err != nil {
+		panic(err)
+	}
+	fmt.Println(d.Paths["/docs/v1/tools/search"]["post"].OperationID)
+	fmt.Println(string(must(json.Marshal(d.Components.Schemas["tool.search"]))))
+	// Output:
+	// callTool_search
+	// {"additionalProperties":false,"properties":{"query":{"type":"string"}},"required":["query"],"type":"object"}
 }

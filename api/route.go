@@ -1,6 +1,12 @@
 package api
 
-import "net/http"
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"regexp"
+	"slices"
+)
 
 // Route is one endpoint of the HTTP API. The server mounts exactly these,
 // the OpenAPI document describes exactly these, and the client calls them.
@@ -13,13 +19,18 @@ type Route struct {
 	// Root is set (/healthz).
 	Path string
 	Root bool
+	// Public routes need no bearer token (/healthz); every other route
+	// answers 401 without one.
+	Public bool
 	// Summary says what it does in one line; About adds detail.
 	Summary string
 	About   string
 	// Params are the query parameters and headers it reads.
 	Params []Param
-	// Request is the type of its JSON body, nil for none.
-	Request any
+	// Request is the type of its JSON body, nil for none; OptionalBody
+	// says an empty body is taken as the zero value.
+	Request      any
+	OptionalBody bool
 	// Responses are its successful answers, the first the usual one.
 	Responses []Response
 	// Errors are the codes it can answer besides unauthorized, malformed
@@ -52,7 +63,7 @@ var (
 
 // Routes lists the HTTP API.
 var Routes = []Route{
-	{Name: "healthz", Method: http.MethodGet, Path: "/healthz", Root: true, Summary: "Liveness; needs no token.",
+	{Name: "healthz", Method: http.MethodGet, Path: "/healthz", Root: true, Public: true, Summary: "Liveness; needs no token.",
 		Responses: []Response{{Status: http.StatusOK, Body: OKResponse{}}}},
 	{Name: "openapi", Method: http.MethodGet, Path: "/openapi.json", Summary: "The OpenAPI 3.1 document of this API.",
 		Responses: []Response{{Status: http.StatusOK, ContentType: "application/json", About: "an OpenAPI 3.1 document"}}},
@@ -66,7 +77,7 @@ var Routes = []Route{
 		},
 		Errors: []Code{CodeUnknownTool, CodeAgentTool, CodeInvalidInput, CodeBodyTooLarge, CodeSessionNotFound, CodeSessionBusy}},
 	{Name: "createSession", Method: http.MethodPost, Path: "/session", Summary: "Open a session, and start a model turn if a message is given.",
-		Request:   CreateSessionRequest{},
+		Request: CreateSessionRequest{}, OptionalBody: true,
 		Responses: []Response{{Status: http.StatusCreated, Body: TurnStartedResponse{}}},
 		Errors:    []Code{CodeEmptyMessage, CodeInvalidChannel}},
 	{Name: "listSessions", Method: http.MethodGet, Path: "/sessions", Summary: "Sessions, newest first.",
@@ -138,4 +149,36 @@ func (r Route) FullPath(slug string) string {
 		return r.Path
 	}
 	return "/" + slug + "/v1" + r.Path
+}
+
+// Codes returns every error code the route can answer, sorted: its Errors,
+// unauthorized unless it is public, the codes of a request body that cannot
+// be read when it takes one, bad_query when it reads parameters, and
+// internal.
+func (r Route) Codes() []Code {
+	set := map[Code]bool{CodeInternal: true}
+	for _, code := range r.Errors {
+		set[code] = true
+	}
+	if !r.Public {
+		set[CodeUnauthorized] = true
+	}
+	if r.Request != nil {
+		set[CodeBadRequest], set[CodeMalformedJSON], set[CodeBodyTooLarge] = true, true, true
+	}
+	if len(r.Params) > 0 {
+		set[CodeBadQuery] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+var validSlug = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// CheckSlug reports whether slug can prefix the API's paths: 1 to 64
+// letters, digits, '.', '_' or '-', starting with a letter or digit.
+func CheckSlug(slug string) error {
+	if !validSlug.MatchString(slug) {
+		return fmt.Errorf("invalid slug %q: use 1 to 64 letters, digits, '.', '_' or '-'", slug)
+	}
+	return nil
 }

@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -70,8 +69,6 @@ type Server struct {
 	closeOnce sync.Once
 }
 
-var validSlug = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
 // principal is who the bearer token stands for. There is one token per
 // host today, so one principal.
 const principal = "bearer-token"
@@ -85,8 +82,8 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if !validSlug.MatchString(o.Slug) {
-		return nil, fmt.Errorf("creating server: invalid slug %q: use 1 to 64 letters, digits, '.', '_' or '-'", o.Slug)
+	if err := api.CheckSlug(o.Slug); err != nil {
+		return nil, fmt.Errorf("creating server: %w", err)
 	}
 	if o.Token == "" {
 		return nil, errors.New("creating server: Options.Token is required")
@@ -117,7 +114,7 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 			return nil, fmt.Errorf("creating server: no handler for route %s", r.Name)
 		}
 		var h http.Handler = fn
-		if !r.Root {
+		if !r.Public {
 			h = s.authed(fn)
 		}
 		s.mux.Handle(r.Pattern(o.Slug), h)
@@ -236,7 +233,7 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
-	doc, err := openAPIDocument(s.slug, s.host.Tools().Infos())
+	doc, err := api.OpenAPI(s.slug, s.host.Tools().Infos())
 	if err != nil {
 		writeError(w, err)
 		return
