@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -407,5 +408,37 @@ func TestSessionsList(t *testing.T) {
 	}
 	if got, err := inMemory.Sessions().Get(ctx, sess.ID); err != nil || got.ID != sess.ID {
 		t.Errorf("without a store: %+v, %v", got, err)
+	}
+}
+
+// Options.MaxTokens reaches the provider's request (the provider's own
+// configured 100 is only its fallback); zero means model.MaxTokensDefault.
+func TestMaxTokensReachesTheProvider(t *testing.T) {
+	for _, provider := range []string{"anthropic", "openai"} {
+		for _, tt := range []struct {
+			opt, want int
+		}{{321, 321}, {0, model.MaxTokensDefault}} {
+			t.Run(fmt.Sprintf("%s/%d", provider, tt.opt), func(t *testing.T) {
+				b := setupSessions(t, provider, host.Options{MaxTokens: tt.opt}, fakemodel.Reply{Text: []string{"ok"}})
+				sess, turnID, err := b.host.Sessions().Create(context.Background(), host.SessionOptions{Message: "hi"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.waitTurn(t, sess.ID, turnID)
+				reqs := b.fake.Requests()
+				if len(reqs) != 1 {
+					t.Fatalf("%d requests", len(reqs))
+				}
+				var body map[string]any
+				json.Unmarshal(reqs[0], &body)
+				got := body["max_tokens"]
+				if got == nil {
+					got = body["max_completion_tokens"]
+				}
+				if got != float64(tt.want) {
+					t.Errorf("the request's max tokens = %v, want %d: %s", got, tt.want, reqs[0])
+				}
+			})
+		}
 	}
 }
