@@ -28,7 +28,7 @@ type reviewInput struct {
 func attr(kvs []attribute.KeyValue, key string) (string, bool) {
 	for _, kv := range kvs {
 		if string(kv.Key) == key {
-			return kv.Value.Emit(), true
+			return kv.Value.String(), true
 		}
 	}
 	return "", false
@@ -77,7 +77,7 @@ func TestTelemetry(t *testing.T) {
 			calls = append(calls, s)
 		}
 		for _, kv := range s.Attributes() {
-			if strings.Contains(kv.Value.Emit(), "hunter2") {
+			if strings.Contains(kv.Value.String(), "hunter2") {
 				t.Errorf("the input leaked into span %s: %v", s.Name(), kv)
 			}
 		}

@@ -196,7 +196,7 @@ func TestSessionAPI(t *testing.T) {
 		t.Errorf("events: %d %s", status, got)
 	}
 	status, v = s.call(t, "GET", "/session/"+id+"/events?follow=false&after=5&limit=1", ``)
-	if evs, _ := v["events"].([]any); len(evs) != 1 || evs[0].(map[string]any)["seq"] != 6.0 {
+	if evs, _ := v["events"].([]any); status != 200 || len(evs) != 1 || evs[0].(map[string]any)["seq"] != 6.0 {
 		t.Errorf("after=5&limit=1: %v", v)
 	}
 	// Paging through sessions.
@@ -208,7 +208,7 @@ func TestSessionAPI(t *testing.T) {
 		t.Fatalf("first page: %v", v)
 	}
 	status, v = s.call(t, "GET", "/sessions?limit=3&cursor="+v["next"].(string), ``)
-	if list, _ := v["sessions"].([]any); len(list) != 1 || v["next"] != "" || list[0].(map[string]any)["id"] != id {
+	if list, _ := v["sessions"].([]any); status != 200 || len(list) != 1 || v["next"] != "" || list[0].(map[string]any)["id"] != id {
 		t.Errorf("second page: %v", v)
 	}
 }

@@ -1,15 +1,13 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/internal/command"
 )
 
@@ -26,29 +24,27 @@ func newApprovals() *cobra.Command {
   agent-sdk approvals --url http://127.0.0.1:3000/quickstart --status denied --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := f.client()
+			c, err := f.client()
 			if err != nil {
 				return err
 			}
-			var ans struct {
-				Approvals []map[string]any `json:"approvals"`
-			}
-			if err := getJSON(cmd.Context(), r, http.MethodGet, "/approvals?limit=1000&status="+status, nil, &ans); err != nil {
-				return err
+			list, _, err := c.Approvals(cmd.Context(), api.ApprovalStatus(status), 1000, "")
+			if err != nil {
+				return remoteError(err)
 			}
 			if asJSON {
-				return command.PrintJSON(os.Stdout, ans)
+				return printListing(os.Stdout, map[string][]api.Approval{"approvals": list})
 			}
-			if len(ans.Approvals) == 0 {
+			if len(list) == 0 {
 				fmt.Printf("no %s approvals\n", status)
 			}
-			for _, a := range ans.Approvals {
+			for _, a := range list {
 				where := "direct call"
-				if s, _ := a["sessionId"].(string); s != "" {
-					where = "session " + s
+				if a.SessionID != "" {
+					where = "session " + a.SessionID
 				}
-				input, _ := json.Marshal(a["input"])
-				fmt.Printf("%s  %s  %s  %s  requested by %v, expires %v\n    input: %s\n", a["callId"], a["tool"], a["status"], where, a["requestedBy"], a["expiresAt"], input)
+				fmt.Printf("%s  %s  %s  %s  requested by %s, expires %s\n    input: %s\n", a.CallID, a.Tool, a.Status, where, a.RequestedBy,
+					a.ExpiresAt.Format(time.RFC3339Nano), plainJSON(a.Input))
 			}
 			return nil
 		},
@@ -84,18 +80,15 @@ an expired call cannot be decided (exit 2).`,
 			if !approve && reason == "" {
 				return exitWith(command.ExitRefused, "deny needs --reason: the model reads it")
 			}
-			r, err := f.client()
+			c, err := f.client()
 			if err != nil {
 				return err
 			}
-			var ans struct {
-				Approval map[string]any `json:"approval"`
+			a, err := c.Resolve(cmd.Context(), args[0], api.ResolveRequest{Approved: &approve, Reason: reason, By: by}, nil)
+			if err != nil {
+				return remoteError(err)
 			}
-			body := map[string]any{"approved": approve, "reason": reason, "by": by}
-			if err := getJSON(cmd.Context(), r, http.MethodPost, "/approvals/"+args[0], body, &ans); err != nil {
-				return err
-			}
-			fmt.Printf("%s %s by %v\n", args[0], ans.Approval["status"], ans.Approval["decidedBy"])
+			fmt.Printf("%s %s by %s\n", args[0], a.Status, a.DecidedBy)
 			return nil
 		},
 	}
@@ -103,28 +96,4 @@ an expired call cannot be decided (exit 2).`,
 	cmd.Flags().StringVar(&reason, "reason", "", "why (required to deny)")
 	cmd.Flags().StringVar(&by, "by", os.Getenv("USER"), "who decides, recorded with the decision")
 	return cmd
-}
-
-// waitCall polls a running host until a parked call is decided and run.
-func waitCall(ctx context.Context, r *remote, callID string) (int, []byte, error) {
-	t := time.NewTicker(300 * time.Millisecond)
-	defer t.Stop()
-	for {
-		status, body, err := r.do(ctx, http.MethodGet, "/calls/"+callID, nil)
-		if err != nil {
-			return 0, nil, err
-		}
-		var s struct {
-			Status string `json:"status"`
-		}
-		json.Unmarshal(body, &s)
-		if status != http.StatusOK || (s.Status != "approval_pending" && s.Status != "running") {
-			return status, body, nil
-		}
-		select {
-		case <-ctx.Done():
-			return 0, nil, exitWith(command.ExitFailure, "stopped waiting for call %s", callID)
-		case <-t.C:
-		}
-	}
 }

@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"net/http"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/client"
 	"github.com/agentsdk/agentsdk/internal/command"
 	"github.com/agentsdk/agentsdk/tool"
 )
@@ -66,50 +69,11 @@ made (build failed, host unreachable).`,
 				}
 				return runAgent(agent, res.Binary, bytes.NewReader(raw), argv...)
 			}
-			r, err := f.remote(rawURL, tok)
+			c, err := f.remote(rawURL, tok)
 			if err != nil {
 				return err
 			}
-			status, body, err := r.do(cmd.Context(), http.MethodPost, "/tools/"+args[0], map[string]any{
-				"input": json.RawMessage(raw), "sessionId": session,
-			})
-			if err != nil {
-				return err
-			}
-			if status == http.StatusAccepted {
-				var p struct {
-					CallID string `json:"callId"`
-				}
-				json.Unmarshal(body, &p)
-				fmt.Fprintf(os.Stderr, "call %s is waiting for approval:\n  agent-sdk approve %s --url %s\n  agent-sdk deny %s --reason \"…\" --url %s\n", p.CallID, p.CallID, rawURL, p.CallID, rawURL)
-				if noWait {
-					os.Stdout.Write(append(bytes.TrimSpace(body), '\n'))
-					return nil
-				}
-				if status, body, err = waitCall(cmd.Context(), r, p.CallID); err != nil {
-					return err
-				}
-			}
-			var pretty bytes.Buffer
-			if json.Indent(&pretty, body, "", "  ") != nil {
-				pretty.Reset()
-				pretty.Write(body)
-			}
-			if status != http.StatusOK {
-				os.Stdout.Write(append(bytes.TrimSpace(pretty.Bytes()), '\n'))
-				return apiFailure(status, body)
-			}
-			os.Stdout.Write(append(bytes.TrimSpace(pretty.Bytes()), '\n'))
-			var out struct {
-				IsError bool `json:"isError"`
-			}
-			if err := json.Unmarshal(body, &out); err != nil {
-				return exitWith(command.ExitFailure, "the host's answer is not JSON: %v", err)
-			}
-			if out.IsError {
-				return &exitError{code: command.ExitToolError}
-			}
-			return nil
+			return remoteCall{url: rawURL, tool: args[0], input: raw, session: session, noWait: noWait}.run(cmd.Context(), c)
 		},
 	}
 	f.register(cmd)
@@ -149,27 +113,18 @@ whether approval can be needed, and the input schema.`,
 				}
 				return execAgent(agent, res.Binary, argv...)
 			}
-			r, err := f.remote(rawURL, tok)
+			c, err := f.remote(rawURL, tok)
 			if err != nil {
 				return err
 			}
-			status, body, err := r.do(cmd.Context(), http.MethodGet, "/tools", nil)
+			tools, err := c.Tools(cmd.Context())
 			if err != nil {
-				return err
-			}
-			if status != http.StatusOK {
-				return apiFailure(status, body)
-			}
-			var list struct {
-				Tools []tool.Info `json:"tools"`
-			}
-			if err := json.Unmarshal(body, &list); err != nil {
-				return exitWith(command.ExitFailure, "the host's answer is not a tool list: %v", err)
+				return remoteError(err)
 			}
 			if asJSON {
-				return command.PrintJSON(os.Stdout, list)
+				return command.PrintJSON(os.Stdout, map[string][]tool.Info{"tools": tools})
 			}
-			command.PrintTools(os.Stdout, list.Tools)
+			command.PrintTools(os.Stdout, tools)
 			return nil
 		},
 	}
@@ -178,4 +133,62 @@ whether approval can be needed, and the input schema.`,
 	cmd.Flags().StringVar(&tok, "token", "", "bearer token for --url")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for machines")
 	return cmd
+}
+
+// remoteCall is a call of a running host's tool: call --url.
+type remoteCall struct {
+	url     string // --url, as given
+	tool    string
+	input   json.RawMessage
+	session string
+	noWait  bool
+}
+
+// run makes the call, prints the outcome and exits as call does: for a
+// call parked for approval, it says how to decide it and waits for the
+// outcome, unless noWait.
+func (r remoteCall) run(ctx context.Context, c *client.Client) error {
+	out, err := c.CallTool(ctx, r.tool, r.input, &client.CallOptions{SessionID: r.session})
+	var pending *client.PendingError
+	if !errors.As(err, &pending) {
+		if err != nil {
+			return callFailure(err)
+		}
+		printAnswer(os.Stdout, api.CallResponse{OK: true, Outcome: *out})
+		return toolError(out.IsError)
+	}
+	id := pending.CallID
+	fmt.Fprintf(os.Stderr, "call %s is waiting for approval:\n  agent-sdk approve %s --url %s\n  agent-sdk deny %s --reason \"…\" --url %s\n", id, id, r.url, id, r.url)
+	if r.noWait {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(pending.CallPending)
+	}
+	done, err := c.WaitCall(ctx, id, client.PollDefault)
+	if ctx.Err() != nil {
+		return exitWith(command.ExitFailure, "stopped waiting for call %s", id)
+	}
+	if err != nil {
+		return callFailure(err)
+	}
+	printAnswer(os.Stdout, done)
+	return toolError(done.IsError)
+}
+
+// callFailure turns a refused call into an exit, printing the host's
+// answer first as the outcome would have been.
+func callFailure(err error) error {
+	var status *client.StatusError
+	if errors.As(err, &status) {
+		printBody(os.Stdout, status.Body)
+	}
+	return remoteError(err)
+}
+
+// toolError is the exit of a call whose result is an error, or nil.
+func toolError(isError bool) error {
+	if isError {
+		return &exitError{code: command.ExitToolError}
+	}
+	return nil
 }

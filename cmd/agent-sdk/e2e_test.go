@@ -227,8 +227,25 @@ func TestTools(t *testing.T) {
 	}
 }
 
+// agent-sdk openapi prints the document the host serves: the agent's own
+// server tools each under their call path, agent tools not.
+func TestOpenAPI(t *testing.T) {
+	r := run(t, repoRoot, "", "openapi", "--dir", shared)
+	var doc struct {
+		OpenAPI string                    `json:"openapi"`
+		Paths   map[string]map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 0 {
+		t.Fatalf("openapi: exit %d, %v\n%.500s%s", r.code, err, r.stdout, r.stderr)
+	}
+	if !strings.HasPrefix(doc.OpenAPI, "3.1") || doc.Paths["/myagent/v1/tools/hello"]["post"] == nil ||
+		doc.Paths["/myagent/v1/tools/echo"] != nil || doc.Paths["/myagent/v1/session/{id}/events"]["get"] == nil {
+		t.Errorf("openapi %s, paths %v", doc.OpenAPI, doc.Paths)
+	}
+}
+
 func TestHelp(t *testing.T) {
-	for _, c := range []string{"init", "serve", "call", "tools", "build", "version"} {
+	for _, c := range []string{"init", "serve", "call", "tools", "build", "version", "openapi"} {
 		r := run(t, repoRoot, "", c, "--help")
 		if r.code != 0 || !strings.Contains(r.stdout, "Usage:") || !strings.Contains(r.stdout, "Examples:") {
 			t.Errorf("%s --help: exit %d\n%s", c, r.code, r.stdout)

@@ -2,8 +2,8 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,40 +11,44 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentsdk/agentsdk/client"
 	"github.com/agentsdk/agentsdk/internal/command"
 	"github.com/agentsdk/agentsdk/internal/token"
 )
 
-// remote talks to a running host's HTTP API, as `--url` asks.
-type remote struct {
-	base  string // http://host:port/<slug>/v1
-	token string
-}
+// requestTimeout bounds each request to a running host but its event
+// stream.
+const requestTimeout = 10 * time.Minute
 
-// newRemote resolves a --url and the token: --token, $AGENT_SDK_TOKEN, or
-// the one a host serving from the same state directory generated.
-func newRemote(rawURL, explicitToken, stateDir string) (*remote, error) {
+// newRemote returns the client of the host at a --url, with the token:
+// --token, $AGENT_SDK_TOKEN, or the one a host serving from the same
+// state directory generated. client.New checks the URL too; the CLI words
+// its own errors, about the flag.
+func newRemote(rawURL, explicitToken, stateDir string) (*client.Client, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, exitWith(command.ExitRefused, "--url must look like http://127.0.0.1:3000/<slug>, not %q", rawURL)
 	}
-	path := strings.TrimSuffix(u.Path, "/")
-	path = strings.TrimSuffix(path, "/v1")
-	if path == "" {
+	if strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1") == "" {
 		return nil, exitWith(command.ExitRefused, "--url needs the agent's slug: http://%s/<slug>", u.Host)
 	}
 	tok, _, err := token.Find(explicitToken, stateDir)
 	if err != nil {
 		return nil, exitWith(command.ExitRefused, "%v", err)
 	}
-	u.Path = path + "/v1"
 	u.RawQuery, u.Fragment = "", ""
-	return &remote{base: u.String(), token: tok}, nil
+	// Reconnects: -1: a followed stream ends when the host ends it (it shut
+	// down), as it always has for the CLI; the Go client resumes instead.
+	c, err := client.New(u.String(), tok, &client.Options{HTTPClient: &http.Client{Timeout: requestTimeout}, Reconnects: -1})
+	if err != nil {
+		return nil, exitWith(command.ExitRefused, "%v", err)
+	}
+	return c, nil
 }
 
 // remote returns the client of the host at rawURL, finding the token as
 // the host does, with the state directory of --state or --dir.
-func (f *agentFlags) remote(rawURL, explicitToken string) (*remote, error) {
+func (f *agentFlags) remote(rawURL, explicitToken string) (*client.Client, error) {
 	state, err := f.stateDir()
 	if err != nil {
 		return nil, err
@@ -52,57 +56,81 @@ func (f *agentFlags) remote(rawURL, explicitToken string) (*remote, error) {
 	return newRemote(rawURL, explicitToken, state)
 }
 
-// do sends a request and returns the status and body.
-func (r *remote) do(ctx context.Context, method, path string, body any) (int, []byte, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return 0, nil, err
-		}
-		rd = bytes.NewReader(b)
+// remoteError turns an error of the client into an exit: an error answer
+// with the API's message and status, the host out of reach, an answer
+// that is not JSON, or whatever else went wrong.
+func remoteError(err error) error {
+	var (
+		status *client.StatusError
+		syntax *json.SyntaxError
+		typ    *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &status):
+		return apiFailure(status)
+	case errors.As(err, &syntax):
+		return exitWith(command.ExitFailure, "the host's answer is not JSON: %v", syntax)
+	case errors.As(err, &typ):
+		return exitWith(command.ExitFailure, "the host's answer is not JSON: %v", typ)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, r.base+path, rd)
-	if err != nil {
-		return 0, nil, exitWith(command.ExitRefused, "%v", err)
+	if reach, ok := err.(*url.Error); ok {
+		return exitWith(command.ExitFailure, "reaching the host: %v", reach)
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if r.token != "" {
-		req.Header.Set("Authorization", "Bearer "+r.token)
-	}
-	client := &http.Client{Timeout: 10 * time.Minute}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, nil, exitWith(command.ExitFailure, "reaching the host: %v", err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
-	if err != nil {
-		return 0, nil, exitWith(command.ExitFailure, "reading the host's answer: %v", err)
-	}
-	return resp.StatusCode, data, nil
+	return exitWith(command.ExitFailure, "%v", err)
 }
 
-// apiFailure turns an error response into an exit, with the API's message.
-func apiFailure(status int, body []byte) error {
-	var e struct {
-		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	msg := strings.TrimSpace(string(body))
-	if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
-		msg = e.Error.Message
-	}
-	if status == http.StatusUnauthorized {
+// apiFailure turns an error answer into an exit, with the API's message.
+func apiFailure(e *client.StatusError) error {
+	msg := e.Err.Message
+	if e.Status == http.StatusUnauthorized {
 		msg += " (pass --token, set $AGENT_SDK_TOKEN, or run from the agent's directory so its <state>/token is found)"
 	}
 	code := command.ExitRefused
-	if status >= 500 {
+	if e.Status >= 500 {
 		code = command.ExitFailure
 	}
-	return &exitError{code: code, msg: fmt.Sprintf("%s (HTTP %d)", msg, status)}
+	return &exitError{code: code, msg: fmt.Sprintf("%s (HTTP %d)", msg, e.Status)}
+}
+
+// printAnswer prints a JSON answer as `call` always has: indented, with
+// <, > and & as they are.
+func printAnswer(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// printBody prints an answer's body as it came: indented if it is JSON.
+func printBody(w io.Writer, body []byte) {
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, body, "", "  ") != nil {
+		pretty.Reset()
+		pretty.Write(body)
+	}
+	w.Write(append(bytes.TrimSpace(pretty.Bytes()), '\n'))
+}
+
+// printListing prints a --json listing as the CLI always has: indented,
+// each object's keys sorted and <, > and & escaped (the listings used to
+// be decoded into maps). Keep it so: scripts read it.
+func printListing(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var plain any
+	if err := json.Unmarshal(b, &plain); err != nil {
+		return err
+	}
+	return command.PrintJSON(w, plain)
+}
+
+// plainJSON returns a tool's JSON (an input, a result) for a line of
+// text: compact, its objects' keys sorted.
+func plainJSON(raw json.RawMessage) []byte {
+	var v any
+	json.Unmarshal(raw, &v)
+	b, _ := json.Marshal(v)
+	return b
 }

@@ -1,19 +1,19 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"net/http"
+	"net/url"
 	"os"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/client"
 	"github.com/agentsdk/agentsdk/internal/command"
 )
 
@@ -32,22 +32,7 @@ func (f *urlFlags) register(cmd *cobra.Command) {
 	cmd.MarkFlagRequired("url")
 }
 
-func (f *urlFlags) client() (*remote, error) { return f.remote(f.url, f.token) }
-
-// getJSON calls the host and decodes a successful answer into v.
-func getJSON(ctx context.Context, r *remote, method, path string, body, v any) error {
-	status, data, err := r.do(ctx, method, path, body)
-	if err != nil {
-		return err
-	}
-	if status >= 300 {
-		return apiFailure(status, data)
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return exitWith(command.ExitFailure, "the host's answer is not JSON: %v", err)
-	}
-	return nil
-}
+func (f *urlFlags) client() (*client.Client, error) { return f.remote(f.url, f.token) }
 
 func newSessions() *cobra.Command {
 	var (
@@ -61,45 +46,34 @@ func newSessions() *cobra.Command {
 		Example: "  agent-sdk sessions --url http://127.0.0.1:3000/quickstart",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := f.client()
+			c, err := f.client()
 			if err != nil {
 				return err
 			}
-			var all []map[string]any
-			cursor := ""
-			for {
-				var page struct {
-					Sessions []map[string]any `json:"sessions"`
-					Next     string           `json:"next"`
+			if limit < 1 {
+				return exitWith(command.ExitRefused, "--limit must be at least 1, not %d", limit)
+			}
+			var all []api.Session
+			for s, err := range c.AllSessions(cmd.Context(), min(limit, 1000)) {
+				if err != nil {
+					return remoteError(err)
 				}
-				path := "/sessions?limit=" + strconv.Itoa(min(limit, 1000))
-				if cursor != "" {
-					path += "&cursor=" + cursor
-				}
-				if err := getJSON(cmd.Context(), r, http.MethodGet, path, nil, &page); err != nil {
-					return err
-				}
-				all = append(all, page.Sessions...)
-				if page.Next == "" || len(all) >= limit {
+				if all = append(all, s); len(all) == limit {
 					break
 				}
-				cursor = page.Next
-			}
-			if len(all) > limit {
-				all = all[:limit]
 			}
 			if asJSON {
-				return command.PrintJSON(os.Stdout, map[string]any{"sessions": all})
+				return printListing(os.Stdout, map[string][]api.Session{"sessions": all})
 			}
 			if len(all) == 0 {
 				fmt.Println("no sessions")
 			}
 			for _, s := range all {
 				running := ""
-				if t, _ := s["runningTurn"].(string); t != "" {
-					running = "  running " + t
+				if s.RunningTurn != "" {
+					running = "  running " + s.RunningTurn
 				}
-				fmt.Printf("%s  %s  %v events  created %s%s\n", s["id"], s["channel"], s["lastSeq"], s["createdAt"], running)
+				fmt.Printf("%s  %s  %d events  created %s%s\n", s.ID, s.Channel, s.LastSeq, s.CreatedAt.Format(time.RFC3339Nano), running)
 			}
 			return nil
 		},
@@ -128,28 +102,25 @@ still running answers 409 session_busy (exit 2).`,
   agent-sdk send sess_abc "And the tests?" --url http://127.0.0.1:3000/quickstart`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := f.client()
+			c, err := f.client()
 			if err != nil {
 				return err
 			}
-			var ans struct {
-				SessionID string `json:"sessionId"`
-				TurnID    string `json:"turnId"`
-			}
+			var ans api.TurnStartedResponse
 			if args[0] == "new" {
-				err = getJSON(cmd.Context(), r, http.MethodPost, "/session", map[string]string{"channel": channel, "message": args[1]}, &ans)
+				ans, err = c.CreateSession(cmd.Context(), api.CreateSessionRequest{Channel: channel, Message: args[1]})
 			} else {
-				err = getJSON(cmd.Context(), r, http.MethodPost, "/session/"+args[0]+"/messages", map[string]string{"message": args[1]}, &ans)
+				ans, err = c.Send(cmd.Context(), args[0], args[1])
 			}
 			if err != nil {
-				return err
+				return remoteError(err)
 			}
 			fmt.Fprintf(os.Stderr, "session %s, turn %s\n", ans.SessionID, ans.TurnID)
 			if !follow {
 				fmt.Println(ans.SessionID)
 				return nil
 			}
-			return tail(cmd.Context(), r, ans.SessionID, 0, ans.TurnID, asJSON)
+			return tail(cmd.Context(), c, ans.SessionID, 0, ans.TurnID, asJSON)
 		},
 	}
 	f.register(cmd)
@@ -176,31 +147,26 @@ stored event. Human-readable by default, one JSON object a line with --json.`,
   agent-sdk events sess_abc --url http://127.0.0.1:3000/quickstart --json --after 10 --no-follow`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := f.client()
+			c, err := f.client()
 			if err != nil {
 				return err
 			}
-			if noFollow {
-				var ans struct {
-					Events []json.RawMessage `json:"events"`
+			if !noFollow {
+				return tail(cmd.Context(), c, args[0], after, "", asJSON)
+			}
+			for {
+				evs, err := c.StoredEvents(cmd.Context(), args[0], after, 10000)
+				if err != nil {
+					return remoteError(err)
 				}
-				for {
-					path := fmt.Sprintf("/session/%s/events?follow=false&after=%d&limit=10000", args[0], after)
-					if err := getJSON(cmd.Context(), r, http.MethodGet, path, nil, &ans); err != nil {
-						return err
-					}
-					for _, e := range ans.Events {
-						printEvent(e, asJSON)
-						var seq struct{ Seq int64 }
-						json.Unmarshal(e, &seq)
-						after = seq.Seq
-					}
-					if len(ans.Events) < 10000 {
-						return nil
-					}
+				for _, e := range evs {
+					printEvent(e, asJSON)
+					after = e.Seq
+				}
+				if len(evs) < 10000 {
+					return nil
 				}
 			}
-			return tail(cmd.Context(), r, args[0], after, "", asJSON)
 		},
 	}
 	f.register(cmd)
@@ -210,109 +176,73 @@ stored event. Human-readable by default, one JSON object a line with --json.`,
 	return cmd
 }
 
-// tail follows a session's SSE stream, printing events. With untilTurn set
-// it returns when that turn ends (exit 1 if it failed).
-func tail(ctx context.Context, r *remote, sessionID string, after int64, untilTurn string, asJSON bool) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.base+"/session/"+sessionID+"/events", nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Last-Event-ID", strconv.FormatInt(after, 10))
-	if r.token != "" {
-		req.Header.Set("Authorization", "Bearer "+r.token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
+// tail follows a session's event stream, printing events. With untilTurn
+// set it returns when that turn ends (exit 1 if it failed).
+func tail(ctx context.Context, c *client.Client, sessionID string, after int64, untilTurn string, asJSON bool) error {
+	for e, err := range c.Events(ctx, sessionID, after) {
+		if errors.Is(err, client.ErrStreamEnded) {
+			return nil // the host shut down
 		}
-		return exitWith(command.ExitFailure, "reaching the host: %v", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return apiFailure(resp.StatusCode, b)
-	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok {
-			continue
+		if err != nil {
+			var status *client.StatusError
+			var reach *url.Error
+			if errors.As(err, &reach) || errors.As(err, &status) {
+				return remoteError(err)
+			}
+			return exitWith(command.ExitFailure, "reading the event stream: %v", err)
 		}
-		printEvent(json.RawMessage(data), asJSON)
-		var e struct {
-			Kind   string `json:"kind"`
-			TurnID string `json:"turnId"`
-		}
-		json.Unmarshal([]byte(data), &e)
+		printEvent(e, asJSON)
 		if untilTurn != "" && e.TurnID == untilTurn {
 			switch e.Kind {
-			case "turn.completed":
+			case api.KindTurnCompleted:
 				return nil
-			case "turn.failed":
+			case api.KindTurnFailed:
 				return &exitError{code: command.ExitToolError}
 			}
 		}
-	}
-	if ctx.Err() != nil {
-		return nil
-	}
-	if err := sc.Err(); err != nil {
-		return exitWith(command.ExitFailure, "reading the event stream: %v", err)
 	}
 	return nil
 }
 
 // printEvent prints one event: JSON as it came, or a line for people.
-func printEvent(raw json.RawMessage, asJSON bool) {
+func printEvent(e api.Event, asJSON bool) {
 	if asJSON {
-		var b bytes.Buffer
-		if json.Compact(&b, raw) == nil {
-			raw = b.Bytes()
-		}
-		fmt.Printf("%s\n", raw)
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetEscapeHTML(false)
+		enc.Encode(e)
 		return
 	}
-	var e struct {
-		Seq  int64           `json:"seq"`
-		Kind string          `json:"kind"`
-		Data json.RawMessage `json:"data"`
+	fmt.Printf("%5d  %-18s %s\n", e.Seq, e.Kind, summary(e))
+}
+
+// summary says what an event holds, in a few words.
+func summary(e api.Event) string {
+	p := api.PayloadOf(e.Kind)
+	if p == nil || json.Unmarshal(e.Data, p) != nil {
+		return ""
 	}
-	if json.Unmarshal(raw, &e) != nil {
-		return
-	}
-	var d map[string]any
-	json.Unmarshal(e.Data, &d)
-	summary := ""
-	switch e.Kind {
-	case "message.delta":
-		summary = fmt.Sprintf("%q", d["text"])
-	case "message":
-		summary = fmt.Sprintf("%v: %v", d["role"], d["text"])
-	case "actions.requested":
+	switch p := p.(type) {
+	case *api.MessageDelta:
+		return fmt.Sprintf("%q", p.Text)
+	case *api.Message:
+		return p.Role + ": " + p.Text
+	case *api.ActionsRequested:
 		var names []string
-		if acts, ok := d["actions"].([]any); ok {
-			for _, a := range acts {
-				if m, ok := a.(map[string]any); ok {
-					names = append(names, fmt.Sprintf("%v %v", m["tool"], m["callId"]))
-				}
-			}
+		for _, a := range p.Actions {
+			names = append(names, a.Tool+" "+a.CallID)
 		}
-		summary = strings.Join(names, ", ")
-	case "action.result":
-		res, _ := json.Marshal(d["result"])
+		return strings.Join(names, ", ")
+	case *api.ActionResult:
+		res := plainJSON(p.Result)
 		if len(res) > 200 {
 			res = append(res[:200], "…"...)
 		}
-		summary = fmt.Sprintf("%v %v isError=%v %s", d["tool"], d["callId"], d["isError"], res)
-	case "turn.failed":
-		summary = fmt.Sprintf("%v", d["reason"])
-	case "turn.started", "session.created":
-		b, _ := json.Marshal(d)
-		summary = string(b)
+		return fmt.Sprintf("%s %s isError=%v %s", p.Tool, p.CallID, p.IsError, res)
+	case *api.TurnFailed:
+		return p.Reason
+	case *api.TurnStarted, *api.SessionCreated:
+		b, _ := json.Marshal(p)
+		return string(b)
 	}
-	fmt.Printf("%5d  %-18s %s\n", e.Seq, e.Kind, summary)
+	return ""
 }

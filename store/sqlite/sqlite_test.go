@@ -98,10 +98,8 @@ func TestOnDiskFormat(t *testing.T) {
 func TestOpenPathWithURISyntax(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	var paths []string
 	for i, name := range []string{"a#1", "a#2", "b?x=1", "c%41"} {
 		path := filepath.Join(dir, name, "agent.db")
-		paths = append(paths, path)
 		s, err := sqlite.Open(ctx, path)
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,252 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/agentsdk/agentsdk/api"
+)
+
+// Defaults of [Options].
+const (
+	UserAgentDefault  = "agentsdk-client"
+	ReconnectsDefault = 5
+)
+
+// maxAnswerBytes bounds a JSON answer; maxErrorBytes an error answer.
+const (
+	maxAnswerBytes = 256 << 20
+	maxErrorBytes  = 1 << 20
+)
+
+// Options configure a [Client]. The zero value, or nil, means defaults.
+type Options struct {
+	// HTTPClient sends the requests; nil means a client of its own, with
+	// no timeout. Its Timeout, if any, bounds each request but not the
+	// stream of [Client.Events], which lasts until its context ends.
+	HTTPClient *http.Client
+	// UserAgent is sent with every request; "" means UserAgentDefault.
+	UserAgent string
+	// Reconnects is how many times in a row [Client.Events] reconnects a
+	// stream that dropped before it gives up; zero means
+	// ReconnectsDefault, negative never reconnects.
+	Reconnects int
+}
+
+// Client calls the HTTP API of one agent's host. It is safe for
+// concurrent use.
+type Client struct {
+	base       string // http://host:port/<slug>/v1
+	token      string
+	hc         *http.Client
+	stream     *http.Client // hc without its timeout, for event streams
+	userAgent  string
+	reconnects int
+}
+
+// New returns a client of the host at baseURL, http://host:port/<slug>
+// (a trailing / or /v1 is accepted), sending token as its bearer token
+// ("" sends none).
+func New(baseURL, token string, opts *Options) (*Client, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{}
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = UserAgentDefault
+	}
+	switch {
+	case o.Reconnects == 0:
+		o.Reconnects = ReconnectsDefault
+	case o.Reconnects < 0:
+		o.Reconnects = 0
+	}
+	base, err := parseBase(baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("creating client: %w", err)
+	}
+	stream := *o.HTTPClient
+	stream.Timeout = 0
+	return &Client{base: base, token: token, hc: o.HTTPClient, stream: &stream, userAgent: o.UserAgent, reconnects: o.Reconnects}, nil
+}
+
+// parseBase checks a base URL and returns the API's root: …/<slug>/v1.
+func parseBase(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("base URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("base URL %q: the scheme must be http or https", raw)
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("base URL %q has no host", raw)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("base URL %q: drop the query and fragment", raw)
+	}
+	path := strings.TrimSuffix(u.Path, "/")
+	path = strings.TrimSuffix(path, "/v1")
+	if path == "" {
+		return "", fmt.Errorf("base URL %q needs the agent's slug: %s://%s/<slug>", raw, u.Scheme, u.Host)
+	}
+	u.Path, u.RawPath = path+"/v1", ""
+	return u.String(), nil
+}
+
+// routes are the API's routes by name.
+var routes = func() map[string]api.Route {
+	m := make(map[string]api.Route, len(api.Routes))
+	for _, r := range api.Routes {
+		m[r.Name] = r
+	}
+	return m
+}()
+
+// endpoint returns the method and URL of the named route, its {wildcards}
+// replaced in order by args, path-escaped, and the query appended.
+func (c *Client) endpoint(route string, args []string, q query) (string, string) {
+	r, ok := routes[route]
+	if !ok {
+		panic("client: no route " + route)
+	}
+	segs := strings.Split(r.Path, "/")
+	for i, s := range segs {
+		if strings.HasPrefix(s, "{") {
+			if len(args) == 0 {
+				panic("client: too few arguments for route " + route)
+			}
+			segs[i], args = escapeSegment(args[0]), args[1:]
+		}
+	}
+	if len(args) != 0 {
+		panic("client: too many arguments for route " + route)
+	}
+	u := c.base + strings.Join(segs, "/")
+	if len(q) > 0 {
+		u += "?" + q.encode()
+	}
+	return r.Method, u
+}
+
+// escapeSegment escapes a path segment, dots included when they would make
+// it . or .., which a server would clean away.
+func escapeSegment(s string) string {
+	if s == "." || s == ".." {
+		return strings.Repeat("%2E", len(s))
+	}
+	return url.PathEscape(s)
+}
+
+// query is a URL query that keeps its parameters in the order added.
+type query []string // name, value, name, value, …
+
+// add appends name=value, unless value is "".
+func (q query) add(name, value string) query {
+	if value == "" {
+		return q
+	}
+	return append(q, name, value)
+}
+
+func (q query) encode() string {
+	var b strings.Builder
+	for i := 0; i < len(q); i += 2 {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(url.QueryEscape(q[i]) + "=" + url.QueryEscape(q[i+1]))
+	}
+	return b.String()
+}
+
+// send sends a request to a route and returns the response if its status
+// is 2xx, else the error answer as a *StatusError. Errors reaching the
+// host are the *url.Error of net/http, as they are.
+func (c *Client) send(ctx context.Context, hc *http.Client, route string, args []string, q query, body any, header http.Header) (*http.Response, error) {
+	method, u := c.endpoint(route, args, q)
+	var rd io.Reader
+	if body != nil {
+		b, err := encodeJSON(body)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the request to %s: %w", u, err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, fmt.Errorf("building the request to %s: %w", u, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	req.Header.Set("User-Agent", c.userAgent)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		return nil, readError(resp)
+	}
+	return resp, nil
+}
+
+// call sends a request and decodes a 2xx answer into out.
+func (c *Client) call(ctx context.Context, route string, args []string, q query, body, out any) error {
+	resp, err := c.send(ctx, c.hc, route, args, q, body, nil)
+	if err != nil {
+		return err
+	}
+	return decodeAnswer(resp, out)
+}
+
+// decodeAnswer reads a JSON answer into out and closes it.
+func decodeAnswer(resp *http.Response, out any) error {
+	defer resp.Body.Close()
+	data, err := readAnswer(resp)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("decoding the answer of %s %s: %w", resp.Request.Method, resp.Request.URL.Redacted(), err)
+	}
+	return nil
+}
+
+func readAnswer(resp *http.Response) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the answer of %s %s: %w", resp.Request.Method, resp.Request.URL.Redacted(), err)
+	}
+	if len(data) > maxAnswerBytes {
+		return nil, fmt.Errorf("reading the answer of %s %s: larger than %d bytes", resp.Request.Method, resp.Request.URL.Redacted(), maxAnswerBytes)
+	}
+	return data, nil
+}
+
+// encodeJSON encodes a request body, leaving <, > and & as they are.
+func encodeJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
