@@ -16,9 +16,11 @@ import (
 // when the call returns. It is created on first use with the agent tools
 // materialised in it, and made again if a handler removed it.
 type workspace struct {
-	dir     string
+	root    string // the state root
+	id      string // the session's id, or the scratch call's
 	tools   *tool.Set
 	scratch bool
+	dir     string // set by open (computed there: off the hot path of calls that never ask)
 
 	mu      sync.Mutex
 	made    bool // the directory was made (a scratch one is removed)
@@ -28,18 +30,27 @@ type workspace struct {
 
 // WorkspaceDir returns a session's workspace directory.
 func (s Sessions) WorkspaceDir(sessionID string) string {
-	return filepath.Join(s.h.opts.StateRoot, "sessions", sessionID, "workspace")
+	return (&workspace{root: s.h.opts.StateRoot, id: sessionID}).path()
 }
 
 // sessionWorkspace returns the workspace of a call in a session.
 func (h *Host) sessionWorkspace(sessionID string) *workspace {
-	return &workspace{dir: h.Sessions().WorkspaceDir(sessionID), tools: h.tools}
+	return &workspace{root: h.opts.StateRoot, id: sessionID, tools: h.tools}
 }
 
 // scratchWorkspace returns the workspace of a call outside any session:
 // <StateRoot>/tool-calls/<callID>.
 func (h *Host) scratchWorkspace(callID string) *workspace {
-	return &workspace{dir: filepath.Join(h.opts.StateRoot, "tool-calls", callID), tools: h.tools, scratch: true}
+	return &workspace{root: h.opts.StateRoot, id: callID, tools: h.tools, scratch: true}
+}
+
+// path returns the directory: <root>/tool-calls/<id> for a scratch
+// workspace, <root>/sessions/<id>/workspace for a session's.
+func (w *workspace) path() string {
+	if w.scratch {
+		return filepath.Join(w.root, "tool-calls", w.id)
+	}
+	return filepath.Join(w.root, "sessions", w.id, "workspace")
 }
 
 // open returns the directory, creating it if need be.
@@ -48,6 +59,9 @@ func (w *workspace) open() (string, error) {
 	defer w.mu.Unlock()
 	if w.closed {
 		return "", fmt.Errorf("%w: the call has returned and its scratch workspace is gone", tool.ErrNoWorkspace)
+	}
+	if w.dir == "" {
+		w.dir = w.path()
 	}
 	// MkdirAll each time, so the directory exists even if the handler
 	// removed it since it last asked.
