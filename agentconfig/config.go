@@ -125,11 +125,31 @@ func known(p string) bool {
 	return false
 }
 
+// StoreEnvVar names the variable that chooses where an agent keeps its
+// state, as --store does.
+const StoreEnvVar = "AGENT_SDK_STORE"
+
+// Store returns where an agent keeps its state: the --store flag's value,
+// else $AGENT_SDK_STORE, else "" (SQLite under the state directory).
+func Store(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return os.Getenv(StoreEnvVar)
+}
+
+// IsPostgresURL reports whether a store location is a PostgreSQL URL.
+func IsPostgresURL(store string) bool {
+	return strings.HasPrefix(store, "postgres://") || strings.HasPrefix(store, "postgresql://")
+}
+
 // Extras returns the optional packages to build into an agent, by path in
 // the SDK module: the MCP client ("mcpconn") when agent.yaml has mcp:
 // servers, the OTLP exporter ("agentmain/otlp") when it asks for it or an
-// OTLP endpoint variable is set now.
-func Extras(agentDir string) ([]string, error) {
+// OTLP endpoint variable is set now, and the PostgreSQL store
+// ("store/postgres") when the store (storeFlag, else $AGENT_SDK_STORE) is a
+// postgres:// URL.
+func Extras(agentDir, storeFlag string) ([]string, error) {
 	c, err := Load(Path(agentDir))
 	if err != nil {
 		return nil, err
@@ -140,6 +160,9 @@ func Extras(agentDir string) ([]string, error) {
 	}
 	if c.Telemetry.OTLP || OTLPEndpointSet() {
 		pkgs = append(pkgs, "agentmain/otlp")
+	}
+	if IsPostgresURL(Store(storeFlag)) {
+		pkgs = append(pkgs, "store/postgres")
 	}
 	return pkgs, nil
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/command"
-	"github.com/agentsdk/agentsdk/store/sqlite"
+	"github.com/agentsdk/agentsdk/internal/serveflags"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -29,6 +29,8 @@ func mainCall(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o 
 	input := fs.String("input", "", "input as JSON, @FILE, or - for stdin")
 	state := fs.String("state", stateDefault, "state directory")
 	session := fs.String("session", "", "run the call in this session")
+	var storeFlag string
+	serveflags.RegisterStore(fs, &storeFlag)
 	noWait := fs.Bool("no-wait", false, "for a gated tool, return as soon as the call is parked for approval")
 	if err := fs.Parse(args); err != nil {
 		return command.ExitRefused
@@ -44,7 +46,7 @@ func mainCall(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o 
 		return command.ExitRefused
 	}
 	logger := slog.New(slog.NewTextHandler(stdio.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	st, err := sqlite.Open(ctx, filepath.Join(*state, dbFile))
+	st, err := o.openStore(ctx, storeFlag, *state)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitFailure

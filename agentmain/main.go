@@ -10,13 +10,15 @@
 //
 // with the agent's tools (and its model provider) imported for their
 // registration, and in Options the optional parts the agent uses: the MCP
-// client (mcpconn.Open) and the OTLP exporter (otlp.Setup). Main reads
-// agent/agent.yaml, opens the store (SQLite under the state directory),
+// client (mcpconn.Open), the OTLP exporter (otlp.Setup) and the PostgreSQL
+// store (postgres.Open). Main reads agent/agent.yaml, opens the store
+// (SQLite under the state directory unless --store or $AGENT_SDK_STORE
+// says otherwise),
 // builds the host and serves it with package serve, or lists or calls the
 // tools, per args:
 //
-//	serve [--addr 127.0.0.1:3000] [--slug NAME] [--state DIR] [--token T] [--max-body-bytes N] [--model provider/name] [--config agent/agent.yaml] …
-//	call NAME [--input JSON|@FILE|-] [--state DIR] [--session ID] [--no-wait]
+//	serve [--addr 127.0.0.1:3000] [--slug NAME] [--state DIR] [--store URL] [--token T] [--max-body-bytes N] [--model provider/name] [--config agent/agent.yaml] …
+//	call NAME [--input JSON|@FILE|-] [--state DIR] [--store URL] [--session ID] [--no-wait]
 //	tools [--json]
 //	openapi [--slug NAME]
 package agentmain
@@ -26,10 +28,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/agentsdk/agentsdk/agentconfig"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/command"
+	"github.com/agentsdk/agentsdk/store"
+	"github.com/agentsdk/agentsdk/store/sqlite"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -49,6 +54,26 @@ type Options struct {
 	// Export sets up telemetry export for the host (otlp.Setup), returning
 	// how to flush and stop it. Nil: no export.
 	Export func(ctx context.Context, service string, opts *host.Options) (func(context.Context) error, error)
+	// OpenStore opens a PostgreSQL store by URL (postgres.Open). Nil: a
+	// postgres:// --store is refused, saying the agent was built without
+	// PostgreSQL support.
+	OpenStore func(ctx context.Context, url string) (store.Store, error)
+}
+
+// openStore opens the agent's store: --store (else $AGENT_SDK_STORE) as a
+// postgres:// URL or a SQLite file, else SQLite under the state directory.
+func (o Options) openStore(ctx context.Context, flag, stateDir string) (store.Store, error) {
+	where := agentconfig.Store(flag)
+	switch {
+	case where == "":
+		return sqlite.Open(ctx, filepath.Join(stateDir, dbFile))
+	case agentconfig.IsPostgresURL(where):
+		if o.OpenStore == nil {
+			return nil, fmt.Errorf("the store is a PostgreSQL URL, but this agent was built without PostgreSQL support (agent-sdk builds it in when --store or $%s names a postgres:// URL as it builds the agent)", agentconfig.StoreEnvVar)
+		}
+		return o.OpenStore(ctx, where)
+	}
+	return sqlite.Open(ctx, where)
 }
 
 // Main runs the agent binary's command in args and returns the process

@@ -19,7 +19,6 @@ import (
 	"github.com/agentsdk/agentsdk/internal/token"
 	"github.com/agentsdk/agentsdk/model"
 	"github.com/agentsdk/agentsdk/serve"
-	"github.com/agentsdk/agentsdk/store/sqlite"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -58,7 +57,7 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 	if src == token.FromGenerated {
 		fmt.Fprintf(stdio.Err, "generated an API token and stored it in %s (mode 0600):\n  %s\nread it again with: cat %s\n", token.File(stateDir), secret, token.File(stateDir))
 	}
-	st, err := sqlite.Open(ctx, filepath.Join(stateDir, dbFile))
+	st, err := o.openStore(ctx, f.Store, stateDir)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitFailure

@@ -13,14 +13,15 @@ func (s *sqlStore) PutFileMeta(ctx context.Context, ns string, m tool.FileInfo) 
 	if m.UpdatedAt.IsZero() {
 		m.UpdatedAt = s.now()
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM files WHERE namespace = ? AND name = ?`), ns, m.Name); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO files (namespace, name, size, content_type, sha256, updated_at) VALUES (?, ?, ?, ?, ?, ?)`),
-			ns, m.Name, m.Size, m.ContentType, m.SHA256, micros(m.UpdatedAt))
-		return err
-	})
+	// One statement, so that two hosts putting one new file at once do not
+	// both insert it.
+	_, err := s.write.ExecContext(ctx, s.q(`INSERT INTO files (namespace, name, size, content_type, sha256, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (namespace, name) DO UPDATE SET size = excluded.size, content_type = excluded.content_type, sha256 = excluded.sha256, updated_at = excluded.updated_at`),
+		ns, m.Name, m.Size, m.ContentType, m.SHA256, micros(m.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("writing file metadata: %w", err)
+	}
+	return nil
 }
 
 func scanFileMeta(r interface{ Scan(...any) error }) (tool.FileInfo, error) {

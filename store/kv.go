@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentsdk/agentsdk/tool"
 )
@@ -38,43 +39,26 @@ func (s *sqlStore) KVGet(ctx context.Context, ns, key string) (tool.KVEntry, err
 }
 
 func (s *sqlStore) KVSet(ctx context.Context, p KVSetParams) (tool.KVEntry, error) {
-	ns, key, value := p.Namespace, p.Key, p.Value
 	now := s.now().UTC().Truncate(time.Microsecond)
-	var expires any
-	e := tool.KVEntry{Key: key, Value: value, UpdatedAt: now}
+	e := tool.KVEntry{Key: p.Key, Value: p.Value, UpdatedAt: now}
 	if p.TTL > 0 {
 		t := now.Add(p.TTL)
-		expires, e.ExpiresAt = micros(t), &t
+		e.ExpiresAt = &t
 	}
-	if value == nil {
-		value = []byte{}
+	var err error
+	for range 3 {
+		err = s.tx(ctx, func(tx *sql.Tx) error { return s.kvSetTx(ctx, tx, p, &e) })
+		// Another writer created the key between our read and our insert
+		// (PostgreSQL): a conditional write conflicts, a plain one reads
+		// again.
+		if !errors.Is(err, errKVCreated) {
+			break
+		}
+		if p.IfVersion != nil {
+			err = fmt.Errorf("key %q was created by another writer: %w", p.Key, ErrConflict)
+			break
+		}
 	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var version int64
-		var exp sql.NullInt64
-		err := tx.QueryRowContext(ctx, s.q(`SELECT version, expires_at FROM kv WHERE namespace = ? AND key = ?`), ns, key).Scan(&version, &exp)
-		exists := err == nil
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		live := exists && (!exp.Valid || exp.Int64 > micros(now))
-		current := int64(0)
-		if live {
-			current = version
-		}
-		if p.IfVersion != nil && *p.IfVersion != current {
-			return fmt.Errorf("key %q is at version %d, not %d: %w", key, current, *p.IfVersion, ErrConflict)
-		}
-		e.Version = current + 1
-		if exists {
-			_, err = tx.ExecContext(ctx, s.q(`UPDATE kv SET value = ?, version = ?, expires_at = ?, updated_at = ? WHERE namespace = ? AND key = ?`),
-				value, e.Version, expires, micros(now), ns, key)
-		} else {
-			_, err = tx.ExecContext(ctx, s.q(`INSERT INTO kv (namespace, key, value, version, expires_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`),
-				ns, key, value, e.Version, expires, micros(now))
-		}
-		return err
-	})
 	if err != nil {
 		if errors.Is(err, ErrConflict) {
 			return tool.KVEntry{}, err
@@ -82,6 +66,59 @@ func (s *sqlStore) KVSet(ctx context.Context, p KVSetParams) (tool.KVEntry, erro
 		return tool.KVEntry{}, fmt.Errorf("writing key: %w", err)
 	}
 	return e, nil
+}
+
+// errKVCreated: a key absent when kvSetTx read it was there when it
+// inserted.
+var errKVCreated = errors.New("key created concurrently")
+
+// kvSetTx writes e (its Version set here) in tx: the row is read, locked
+// where write transactions run side by side, and updated; or inserted if
+// absent, errKVCreated if it appeared meanwhile.
+func (s *sqlStore) kvSetTx(ctx context.Context, tx *sql.Tx, p KVSetParams, e *tool.KVEntry) error {
+	now := micros(e.UpdatedAt)
+	var expires any
+	if e.ExpiresAt != nil {
+		expires = micros(*e.ExpiresAt)
+	}
+	value := p.Value
+	if value == nil {
+		value = []byte{}
+	}
+	query := `SELECT version, expires_at FROM kv WHERE namespace = ? AND key = ?`
+	if s.dialect.RowLocks {
+		query += ` FOR UPDATE`
+	}
+	var version int64
+	var exp sql.NullInt64
+	err := tx.QueryRowContext(ctx, s.q(query), p.Namespace, p.Key).Scan(&version, &exp)
+	exists := err == nil
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	current := int64(0)
+	if exists && (!exp.Valid || exp.Int64 > now) {
+		current = version
+	}
+	if p.IfVersion != nil && *p.IfVersion != current {
+		return fmt.Errorf("key %q is at version %d, not %d: %w", p.Key, current, *p.IfVersion, ErrConflict)
+	}
+	e.Version = current + 1
+	if exists {
+		_, err = tx.ExecContext(ctx, s.q(`UPDATE kv SET value = ?, version = ?, expires_at = ?, updated_at = ? WHERE namespace = ? AND key = ?`),
+			value, e.Version, expires, now, p.Namespace, p.Key)
+		return err
+	}
+	res, err := tx.ExecContext(ctx, s.q(`INSERT INTO kv (namespace, key, value, version, expires_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (namespace, key) DO NOTHING`),
+		p.Namespace, p.Key, value, e.Version, expires, now)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return errKVCreated
+	}
+	return nil
 }
 
 func (s *sqlStore) KVDelete(ctx context.Context, ns, key string) error {
@@ -110,7 +147,11 @@ func prefixPage[T any](ctx context.Context, s *sqlStore, query string, args []an
 	limit := pageLimit(p)
 	query += ` AND ` + column + ` >= ?`
 	args = append(args, prefix)
-	if end, ok := prefixEnd(prefix); ok {
+	end, ok := prefixEnd(prefix)
+	if s.dialect.UTF8Text {
+		end, ok = prefixEndUTF8(prefix)
+	}
+	if ok {
 		query += ` AND ` + column + ` < ?`
 		args = append(args, end)
 	}
@@ -141,6 +182,30 @@ func prefixEnd(prefix string) (string, bool) {
 			b[i]++
 			return string(b[:i+1]), true
 		}
+	}
+	return "", false
+}
+
+// prefixEndUTF8 is prefixEnd among valid UTF-8 strings, for a database that
+// holds nothing else: the prefix with its last rune incremented (skipping
+// the surrogates), which is valid UTF-8 where prefixEnd's byte increment
+// may not be. In UTF-8, byte order is code point order, so the bound is as
+// tight. An invalid prefix is returned as is, for the database to refuse.
+func prefixEndUTF8(prefix string) (string, bool) {
+	if !utf8.ValidString(prefix) {
+		return prefixEnd(prefix)
+	}
+	runes := []rune(prefix)
+	for i := len(runes) - 1; i >= 0; i-- {
+		switch r := runes[i]; {
+		case r == utf8.MaxRune:
+			continue
+		case r == 0xd7ff: // the last rune before the surrogates
+			runes[i] = 0xe000
+		default:
+			runes[i] = r + 1
+		}
+		return string(runes[:i+1]), true
 	}
 	return "", false
 }

@@ -3,23 +3,20 @@ package store
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
-	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
 )
 
-//go:embed migrations/*.sql
-var migrations embed.FS
-
-// Dialect adapts the portable SQL to a database.
+// Dialect adapts the portable SQL to a database: what a driver package
+// (store/sqlite, store/postgres) tells [New] about the database it opened.
 type Dialect struct {
 	// Name is "sqlite" or "postgres".
 	Name string
@@ -27,6 +24,20 @@ type Dialect struct {
 	Numbered bool
 	// IsConflict reports whether an error is a unique-key violation.
 	IsConflict func(error) bool
+	// Migrations is the driver's schema, one file per version named
+	// NNN_what.sql (001_sessions.sql), its statements separated by ";\n".
+	// Every driver has the same versions making the same tables and
+	// columns, each in its database's types.
+	Migrations fs.FS
+	// RowLocks says that write transactions run side by side (PostgreSQL),
+	// so one that reads a row before writing it locks it with SELECT …
+	// FOR UPDATE. SQLite runs one write transaction at a time and has no
+	// FOR UPDATE.
+	RowLocks bool
+	// UTF8Text says that text columns hold valid UTF-8 only (PostgreSQL),
+	// so the bounds the store computes for a prefix must be valid UTF-8
+	// too. SQLite compares any bytes.
+	UTF8Text bool
 }
 
 // sqlStore implements Store in portable SQL.
@@ -35,14 +46,22 @@ type sqlStore struct {
 	read    *sql.DB // reads
 	dialect Dialect
 	now     func() time.Time
+	// numbered caches q's rewrites for numbered placeholders: query → SQL.
+	numbered sync.Map
 }
 
 var _ Store = (*sqlStore)(nil)
 
 // New returns a Store over open databases: write takes every write
 // transaction, read the queries (they may be the same). It applies the
-// embedded migrations.
+// dialect's migrations that the database lacks, and fails with
+// [ErrSchemaTooNew] if a newer binary has migrated it further. Callers that
+// may open one database at once (several hosts on PostgreSQL) hold a lock
+// around New.
 func New(ctx context.Context, write, read *sql.DB, d Dialect) (Store, error) {
+	if d.Migrations == nil {
+		return nil, fmt.Errorf("opening %s store: the dialect has no migrations", d.Name)
+	}
 	s := &sqlStore{write: write, read: read, dialect: d, now: time.Now}
 	if err := s.migrate(ctx); err != nil {
 		return nil, err
@@ -50,10 +69,20 @@ func New(ctx context.Context, write, read *sql.DB, d Dialect) (Store, error) {
 	return s, nil
 }
 
+// q returns query in the dialect's placeholders.
 func (s *sqlStore) q(query string) string {
 	if !s.dialect.Numbered {
 		return query
 	}
+	if v, ok := s.numbered.Load(query); ok {
+		return v.(string)
+	}
+	v, _ := s.numbered.LoadOrStore(query, numberPlaceholders(query))
+	return v.(string)
+}
+
+// numberPlaceholders turns each ? into $1, $2, ….
+func numberPlaceholders(query string) string {
 	var b strings.Builder
 	n := 0
 	for _, c := range query {
@@ -65,47 +94,6 @@ func (s *sqlStore) q(query string) string {
 		b.WriteRune(c)
 	}
 	return b.String()
-}
-
-func (s *sqlStore) migrate(ctx context.Context) error {
-	if _, err := s.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
-		return fmt.Errorf("migrating store: %w", err)
-	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		return err
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		version, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(name, "migrations/"), "_", 2)[0])
-		if err != nil {
-			return fmt.Errorf("migration %s: bad name", name)
-		}
-		body, _ := migrations.ReadFile(name)
-		err = s.tx(ctx, func(tx *sql.Tx) error {
-			var n int
-			if err := tx.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`), version).Scan(&n); err != nil {
-				return err
-			}
-			if n > 0 {
-				return nil
-			}
-			for _, stmt := range strings.Split(string(body), ";\n") {
-				if strings.TrimSpace(stmt) == "" {
-					continue
-				}
-				if _, err := tx.ExecContext(ctx, stmt); err != nil {
-					return fmt.Errorf("%s: %w", name, err)
-				}
-			}
-			_, err := tx.ExecContext(ctx, s.q(`INSERT INTO schema_migrations (version) VALUES (?)`), version)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("migrating store: %w", err)
-		}
-	}
-	return nil
 }
 
 func (s *sqlStore) tx(ctx context.Context, fn func(*sql.Tx) error) error {

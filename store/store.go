@@ -1,9 +1,10 @@
 // Package store keeps an agent's durable state: sessions, their turns and
 // event streams, parked approvals, KV entries and file metadata. [Store] is
 // one interface; [New] implements it in portable SQL over database/sql (the
-// drivers, store/sqlite and later PostgreSQL, open a database for it), and
-// store/memory keeps it in memory for tests and embedding. The conformance
-// suite in store/storetest runs against every implementation.
+// drivers, store/sqlite and store/postgres, open a database for it and
+// bring their own migrations), and store/memory keeps it in memory for
+// tests and embedding. The conformance suite in store/storetest runs
+// against every implementation.
 //
 // The records are the protocol's own types (package api): what the store
 // keeps is what the HTTP API shows.
@@ -39,6 +40,10 @@ var (
 	ErrConflict = errors.New("version conflict")
 	// ErrBadCursor: a cursor the store did not make.
 	ErrBadCursor = errors.New("invalid cursor")
+	// ErrSchemaTooNew: the database's schema is at a version this binary
+	// does not know: a newer binary migrated it. The store refuses to open
+	// rather than write to tables it does not understand.
+	ErrSchemaTooNew = errors.New("the store's schema is newer than this binary")
 )
 
 // Lease is a running turn's hold on its session (or an approved call's

@@ -13,6 +13,7 @@ import (
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/client"
 	"github.com/agentsdk/agentsdk/internal/command"
+	"github.com/agentsdk/agentsdk/internal/serveflags"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -61,6 +62,9 @@ made (build failed, host unreachable).`,
 					return err
 				}
 				argv := []string{"call", args[0], "--input", "-", "--state", state}
+				if f.store != "" {
+					argv = append(argv, "--store", f.store)
+				}
 				if session != "" {
 					argv = append(argv, "--session", session)
 				}
@@ -80,6 +84,7 @@ made (build failed, host unreachable).`,
 	cmd.Flags().StringVar(&input, "input", "", "input: JSON, @FILE, or - for stdin (default {})")
 	cmd.Flags().StringVar(&rawURL, "url", "", "call a running host: http://127.0.0.1:3000/<slug>")
 	cmd.Flags().StringVar(&session, "session", "", "run the call in this session")
+	serveflags.RegisterStore(cmd.Flags(), &f.store)
 	cmd.Flags().StringVar(&tok, "token", "", "bearer token for --url")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "for a tool that needs approval, return as soon as the call is parked")
 	return cmd

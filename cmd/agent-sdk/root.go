@@ -36,6 +36,7 @@ type agentFlags struct {
 	dir   string
 	state string
 	model string // --model provider/name, for the commands that run the agent
+	store string // --store, for the commands that open the agent's store
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
@@ -66,7 +67,7 @@ func (f *agentFlags) buildAgent(cmd *cobra.Command) (*build.Agent, *build.Result
 	if err != nil {
 		return nil, nil, "", exitWith(command.ExitRefused, "%v", err)
 	}
-	extras, err := agentconfig.Extras(agent.Dir)
+	extras, err := agentconfig.Extras(agent.Dir, f.store)
 	if err != nil {
 		return nil, nil, "", exitWith(command.ExitRefused, "%v", err)
 	}

@@ -27,7 +27,9 @@ The model comes from agent/agent.yaml (model.provider and model.name) or
 --model provider/name, with the provider's usual environment variables
 (ANTHROPIC_API_KEY; OPENAI_API_KEY and OPENAI_BASE_URL, which also reaches
 Ollama, vLLM and llama.cpp servers). Only that provider is built in.
-Sessions, turns and events are kept in <state>/agent.db (SQLite).
+Sessions, turns, events and approvals are kept in <state>/agent.db (SQLite),
+or where --store (else $AGENT_SDK_STORE) says: a SQLite file, or a postgres://
+URL — then the PostgreSQL driver is built into the agent.
 
 Every endpoint but /healthz needs "Authorization: Bearer <token>". The token is
 --token, else $AGENT_SDK_TOKEN, else the one generated on first start and
@@ -37,7 +39,7 @@ in-flight calls finish.`,
   agent-sdk serve --dir . --addr 127.0.0.1:8080 --slug myagent`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f.model = sf.Model
+			f.model, f.store = sf.Model, sf.Store
 			agent, res, state, err := f.buildAgent(cmd)
 			if err != nil {
 				return err

@@ -50,6 +50,7 @@ func main() {
 var extras = map[string]string{
 	"mcpconn":        "OpenMCP: mcpconn.Open",
 	"agentmain/otlp": "Export: otlp.Setup",
+	"store/postgres": "OpenStore: postgres.Open",
 }
 
 // Options configure [Agent.Build].
@@ -64,7 +65,7 @@ type Options struct {
 	// provider it uses.
 	Provider string
 	// Extras are other optional SDK packages to build in, by path inside
-	// the SDK module ("mcpconn", "agentmain/otlp").
+	// the SDK module ("mcpconn", "agentmain/otlp", "store/postgres").
 	Extras []string
 	// Progress, if set, receives progress while a build runs. Terminal
 	// says whether it is a terminal, which gets a live status line.

@@ -34,6 +34,7 @@ type Serve struct {
 	ApprovalWait    time.Duration
 	ApprovalTimeout time.Duration
 	Model           string
+	Store           string
 }
 
 // Register defines the flags on fs. slugDefault is the default slug (the
@@ -49,10 +50,16 @@ func (s *Serve) Register(fs *pflag.FlagSet, slugDefault string) {
 	fs.DurationVar(&s.LeaseTTL, "lease-ttl", LeaseTTLDefault, "how long a turn holds its session between renewals; a dead host's turns are closed after it")
 	fs.DurationVar(&s.ApprovalWait, "approval-wait", ApprovalWaitDefault, "how long a direct call of a gated tool waits for a decision before answering 202 (0: at once)")
 	fs.DurationVar(&s.ApprovalTimeout, "approval-timeout", ApprovalTimeoutDefault, "how long a gated call stays pending before it expires, unless its tool says otherwise")
+	RegisterStore(fs, &s.Store)
+}
+
+// RegisterStore defines --store on fs.
+func RegisterStore(fs *pflag.FlagSet, store *string) {
+	fs.StringVar(store, "store", "", "where state is kept: a postgres:// URL, or a SQLite file (default $AGENT_SDK_STORE, else <state>/agent.db)")
 }
 
 // Names lists the flags Register defines.
-var Names = []string{"addr", "slug", "token", "max-body-bytes", "drain-timeout", "log-format", "model", "lease-ttl", "approval-wait", "approval-timeout"}
+var Names = []string{"addr", "slug", "token", "max-body-bytes", "drain-timeout", "log-format", "model", "lease-ttl", "approval-wait", "approval-timeout", "store"}
 
 // Args returns the flags of fs that Register defined and the command line
 // set, as arguments to pass on ("--name=value").

@@ -5,8 +5,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"embed"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -17,6 +19,23 @@ import (
 
 	"github.com/agentsdk/agentsdk/store"
 )
+
+// migrations is the schema. It is the schema every agent.db has had: change
+// it only by adding a version (with its twin in store/postgres).
+//
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// dialect is what the portable SQL needs to know of SQLite.
+var dialect = store.Dialect{Name: "sqlite", IsConflict: isConflict, Migrations: mustSub(migrations, "migrations")}
+
+func mustSub(fsys fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}
 
 // Open opens (creating if need be) the store in the SQLite file at path.
 func Open(ctx context.Context, path string) (store.Store, error) {
@@ -52,7 +71,7 @@ func Open(ctx context.Context, path string) (store.Store, error) {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
 	read.SetMaxOpenConns(4)
-	s, err := store.New(ctx, write, read, store.Dialect{Name: "sqlite", IsConflict: isConflict})
+	s, err := store.New(ctx, write, read, dialect)
 	if err != nil {
 		write.Close()
 		read.Close()

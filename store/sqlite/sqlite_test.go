@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,5 +120,33 @@ func TestOpenPathWithURISyntax(t *testing.T) {
 		if _, err := os.Stat(stray); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s exists: %v", stray, err)
 		}
+	}
+}
+
+// A binary meets a database that a newer one migrated further: it refuses
+// to open it, naming both versions, and changes nothing.
+func TestSchemaTooNew(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "agent.db")
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `INSERT INTO schema_migrations (version) VALUES (5)`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = sqlite.Open(ctx, path)
+	if !errors.Is(err, store.ErrSchemaTooNew) || !strings.Contains(err.Error(), "version 5") || !strings.Contains(err.Error(), "up to 4") {
+		t.Fatalf("Open = %v; want ErrSchemaTooNew naming versions 5 and 4", err)
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations`).Scan(&n); err != nil || n != 5 {
+		t.Errorf("schema_migrations has %d rows, %v", n, err)
 	}
 }

@@ -3,6 +3,8 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -191,5 +193,76 @@ func testFiles(t *testing.T, s store.Store) {
 	}
 	if _, err := s.FileMeta(ctx, "other", "reports/b.txt"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("namespaces leak: %v", err)
+	}
+}
+
+// KV keys and file names list in byte order beyond ASCII, whatever the
+// database's collation, and a prefix selects exactly the names that start
+// with it, also where the next name after the prefix is not plain byte
+// arithmetic: "¿" (C2 BF) is followed by "À" (C3 80), U+D7FF by U+E000
+// (the surrogates in between are not text), and nothing follows U+10FFFF.
+func testListingsInByteOrder(t *testing.T, s store.Store) {
+	names := []string{"b", "a", "B", "z", "é", "日本", "¿x", "¿y", "À", "\ud7ffa", "\ue000", "\U0010ffffa", "a\U0010ffff", "ab"}
+	for _, n := range names {
+		if _, err := set(s, "ns", n, n, nil, 0); err != nil {
+			t.Fatalf("KVSet(%q): %v", n, err)
+		}
+		if err := s.PutFileMeta(ctx, "ns", tool.FileInfo{Name: n, ContentType: "text/plain"}); err != nil {
+			t.Fatalf("PutFileMeta(%q): %v", n, err)
+		}
+	}
+	want := slices.Clone(names)
+	slices.Sort(want)
+	lists := []struct {
+		name string
+		list func(store.ListParams) ([]string, string, error)
+	}{
+		{"KVList", func(p store.ListParams) ([]string, string, error) {
+			page, next, err := s.KVList(ctx, p)
+			var out []string
+			for _, e := range page {
+				out = append(out, e.Key)
+			}
+			return out, next, err
+		}},
+		{"ListFileMeta", func(p store.ListParams) ([]string, string, error) {
+			page, next, err := s.ListFileMeta(ctx, p)
+			var out []string
+			for _, f := range page {
+				out = append(out, f.Name)
+			}
+			return out, next, err
+		}},
+	}
+	for _, l := range lists {
+		all := func(prefix string) []string {
+			var out []string
+			for cursor := ""; ; {
+				page, next, err := l.list(store.ListParams{Namespace: "ns", Prefix: prefix, Page: store.Page{Limit: 3, Cursor: cursor}})
+				if err != nil {
+					t.Fatalf("%s(%q): %v", l.name, prefix, err)
+				}
+				out = append(out, page...)
+				if next == "" {
+					return out
+				}
+				cursor = next
+			}
+		}
+		if got := all(""); !slices.Equal(got, want) {
+			t.Errorf("%s = %q, want byte order %q", l.name, got, want)
+		}
+		for _, prefix := range []string{"a", "¿", "\ud7ff", "a\U0010ffff", "\U0010ffff", "日", "q"} {
+			var want []string
+			for _, n := range names {
+				if strings.HasPrefix(n, prefix) {
+					want = append(want, n)
+				}
+			}
+			slices.Sort(want)
+			if got := all(prefix); !slices.Equal(got, want) {
+				t.Errorf("%s(prefix %q) = %q, want %q", l.name, prefix, got, want)
+			}
+		}
 	}
 }

@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"KV", testKV},
 		{"KVIfVersion", testKVIfVersion},
 		{"FileMetadata", testFiles},
+		{"ListingsInByteOrder", testListingsInByteOrder},
 		{"KVCompareAndSetUnderContention", testKVContention},
 		{"ReturnsCopies", testReturnsCopies},
 	}

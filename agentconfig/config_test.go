@@ -1,0 +1,60 @@
+package agentconfig
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// The optional parts built into an agent follow agent.yaml, the OTLP
+// variables and the store's location.
+func TestExtras(t *testing.T) {
+	t.Setenv(StoreEnvVar, "")
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	os.Unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "agent"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, yaml, storeFlag, storeEnv string
+		want                            []string
+	}{
+		{"nothing", "", "", "", nil},
+		{"mcp and otlp", "mcp:\n  docs: {url: http://x}\ntelemetry: {otlp: true}\n", "", "", []string{"mcpconn", "agentmain/otlp"}},
+		{"postgres by flag", "", "postgres://h/db", "", []string{"store/postgres"}},
+		{"postgres by variable", "", "", "postgresql://h/db", []string{"store/postgres"}},
+		{"the flag wins", "", "state/agent.db", "postgres://h/db", nil},
+		{"a SQLite file", "", "/var/lib/agent.db", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(StoreEnvVar, tt.storeEnv)
+			if err := os.WriteFile(Path(dir), []byte(tt.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := Extras(dir, tt.storeFlag)
+			if err != nil || !slices.Equal(got, tt.want) {
+				t.Errorf("Extras = %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// An empty agent.yaml is an empty configuration; unknown keys are refused.
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agent.yaml")
+	os.WriteFile(path, nil, 0o644)
+	if _, err := Load(path); err != nil {
+		t.Errorf("empty file: %v", err)
+	}
+	os.WriteFile(path, []byte("modle: x\n"), 0o644)
+	if _, err := Load(path); err == nil {
+		t.Error("an unknown key was accepted")
+	}
+	if c, err := Load(filepath.Join(dir, "missing.yaml")); err != nil || c.Model.Provider != "" {
+		t.Errorf("missing file: %+v, %v", c, err)
+	}
+}

@@ -1,0 +1,4 @@
+package postgres
+
+// LockKey is the SQL expression naming the migration lock.
+const LockKey = lockKey
