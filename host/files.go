@@ -16,17 +16,25 @@ import (
 )
 
 // filesService is call.Host.Files (and, under another namespace, the
-// artifacts): contents on disk under root, metadata in the store under ns.
+// artifacts): metadata in the store under ns, contents where blobs keeps
+// them. That is the store itself when it implements store.Blobs (on
+// PostgreSQL: every host sharing it reads them), else the host's disk
+// (diskBlobs).
 type filesService struct {
-	store store.Files
-	root  string
+	meta  store.Files
+	blobs store.Blobs
 	ns    string
 	max   int64
 }
 
-// files returns the file service keeping contents under <StateRoot>/dir.
+// files returns the file service under ns, keeping contents in the store
+// if it can, else under <StateRoot>/dir.
 func (h *Host) files(dir, ns string) filesService {
-	return filesService{store: h.opts.Store, root: filepath.Join(h.opts.StateRoot, dir), ns: ns, max: h.opts.MaxFileBytes}
+	blobs, ok := h.opts.Store.(store.Blobs)
+	if !ok {
+		blobs = diskBlobs{meta: h.opts.Store, root: filepath.Join(h.opts.StateRoot, dir)}
+	}
+	return filesService{meta: h.opts.Store, blobs: blobs, ns: ns, max: h.opts.MaxFileBytes}
 }
 
 // ctxReader stops a copy when its context ends.
@@ -42,10 +50,6 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-func (f filesService) path(name string) string {
-	return filepath.Join(f.root, filepath.FromSlash(name))
-}
-
 func (f filesService) Put(ctx context.Context, name string, r io.Reader, opts *tool.FilePutOptions) (tool.FileInfo, error) {
 	if err := tool.CheckFileName(name); err != nil {
 		return tool.FileInfo{}, err
@@ -54,38 +58,11 @@ func (f filesService) Put(ctx context.Context, name string, r io.Reader, opts *t
 	if opts != nil && opts.ContentType != "" {
 		contentType = opts.ContentType
 	}
-	path := f.path(name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return tool.FileInfo{}, fmt.Errorf("files: storing %s: %w", name, err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	info, err := f.blobs.PutBlob(ctx, store.PutBlobParams{
+		Namespace: f.ns, Name: name, ContentType: contentType, Content: ctxReader{ctx, r}, MaxBytes: f.max,
+	})
 	if err != nil {
-		return tool.FileInfo{}, fmt.Errorf("files: storing %s: %w", name, err)
-	}
-	defer os.Remove(tmp.Name())
-	sum := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, sum), io.LimitReader(ctxReader{ctx, r}, f.max+1))
-	if err == nil && n > f.max {
-		err = fmt.Errorf("files: %s: %w: the limit is %d bytes", name, tool.ErrFileTooLarge, f.max)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		if errors.Is(err, tool.ErrFileTooLarge) {
-			return tool.FileInfo{}, err
-		}
-		return tool.FileInfo{}, fmt.Errorf("files: storing %s: %w", name, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return tool.FileInfo{}, fmt.Errorf("files: storing %s: %w", name, err)
-	}
-	info := tool.FileInfo{Name: name, Size: n, ContentType: contentType, SHA256: hex.EncodeToString(sum.Sum(nil)), UpdatedAt: time.Now().UTC()}
-	if err := f.store.PutFileMeta(ctx, f.ns, info); err != nil {
-		return tool.FileInfo{}, fmt.Errorf("files: storing %s: %w", name, err)
+		return tool.FileInfo{}, fmt.Errorf("files: %w", err)
 	}
 	return info, nil
 }
@@ -94,37 +71,47 @@ func (f filesService) Stat(ctx context.Context, name string) (tool.FileInfo, err
 	if err := tool.CheckFileName(name); err != nil {
 		return tool.FileInfo{}, err
 	}
-	info, err := f.store.FileMeta(ctx, f.ns, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return tool.FileInfo{}, fmt.Errorf("files: %s: %w", name, tool.ErrFileNotFound)
-	}
+	info, err := f.meta.FileMeta(ctx, f.ns, name)
 	if err != nil {
-		return tool.FileInfo{}, fmt.Errorf("files: %w", err)
+		return tool.FileInfo{}, fileError(err)
 	}
 	return info, nil
 }
 
 func (f filesService) Get(ctx context.Context, name string) (io.ReadCloser, tool.FileInfo, error) {
-	info, err := f.Stat(ctx, name)
-	if err != nil {
+	if err := tool.CheckFileName(name); err != nil {
 		return nil, tool.FileInfo{}, err
 	}
-	file, err := os.Open(f.path(name))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, tool.FileInfo{}, fmt.Errorf("files: %s: %w (its content is missing from %s)", name, tool.ErrFileNotFound, f.root)
-	}
+	rc, info, err := f.blobs.OpenBlob(ctx, f.ns, name)
 	if err != nil {
-		return nil, tool.FileInfo{}, fmt.Errorf("files: %w", err)
+		return nil, tool.FileInfo{}, fileError(err)
 	}
-	return file, info, nil
+	return rc, info, nil
 }
+
+// fileError is a store's error reading a file as a handler sees it: an
+// absent file is tool.ErrFileNotFound.
+func fileError(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		err = notFound{err}
+	}
+	return fmt.Errorf("files: %w", err)
+}
+
+// notFound is the store's error for an absent file (which says why),
+// matching tool.ErrFileNotFound too.
+type notFound struct{ error }
+
+func (e notFound) Is(target error) bool { return target == tool.ErrFileNotFound }
+
+func (e notFound) Unwrap() error { return e.error }
 
 func (f filesService) List(ctx context.Context, prefix string, opts *tool.FileListOptions) ([]tool.FileInfo, string, error) {
 	var o tool.FileListOptions
 	if opts != nil {
 		o = *opts
 	}
-	list, next, err := f.store.ListFileMeta(ctx, store.ListParams{Namespace: f.ns, Prefix: prefix, Page: store.Page{Limit: o.Limit, Cursor: o.Cursor}})
+	list, next, err := f.meta.ListFileMeta(ctx, store.ListParams{Namespace: f.ns, Prefix: prefix, Page: store.Page{Limit: o.Limit, Cursor: o.Cursor}})
 	if err != nil {
 		return nil, "", fmt.Errorf("files: %w", err)
 	}
@@ -135,11 +122,89 @@ func (f filesService) Delete(ctx context.Context, name string) error {
 	if err := tool.CheckFileName(name); err != nil {
 		return err
 	}
-	if err := f.store.DeleteFileMeta(ctx, f.ns, name); err != nil {
+	if err := f.blobs.DeleteBlob(ctx, f.ns, name); err != nil {
 		return fmt.Errorf("files: %w", err)
 	}
-	if err := os.Remove(f.path(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("files: %w", err)
+	return nil
+}
+
+// diskBlobs keeps file contents on the host's disk under root, one file
+// each at its name's path, and their metadata in the store: the files of a
+// store that does not keep contents itself (SQLite, memory), which only
+// this host reads.
+type diskBlobs struct {
+	meta store.Files
+	root string
+}
+
+var _ store.Blobs = diskBlobs{}
+
+func (d diskBlobs) path(name string) string {
+	return filepath.Join(d.root, filepath.FromSlash(name))
+}
+
+// PutBlob writes the contents to a temporary file beside the file's path
+// and renames it there once it is whole and synced, then records the
+// metadata.
+func (d diskBlobs) PutBlob(ctx context.Context, p store.PutBlobParams) (tool.FileInfo, error) {
+	path := d.path(p.Name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return tool.FileInfo{}, fmt.Errorf("storing file %q: %w", p.Name, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return tool.FileInfo{}, fmt.Errorf("storing file %q: %w", p.Name, err)
+	}
+	defer os.Remove(tmp.Name())
+	content := p.Content
+	if p.MaxBytes > 0 {
+		content = io.LimitReader(content, p.MaxBytes+1)
+	}
+	sum := sha256.New()
+	n, err := io.Copy(io.MultiWriter(tmp, sum), content)
+	if err == nil && p.MaxBytes > 0 && n > p.MaxBytes {
+		err = fmt.Errorf("%w: the limit is %d bytes", tool.ErrFileTooLarge, p.MaxBytes)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return tool.FileInfo{}, fmt.Errorf("storing file %q: %w", p.Name, err)
+	}
+	info := tool.FileInfo{Name: p.Name, Size: n, ContentType: p.ContentType, SHA256: hex.EncodeToString(sum.Sum(nil)), UpdatedAt: time.Now().UTC()}
+	if err := d.meta.PutFileMeta(ctx, p.Namespace, info); err != nil {
+		return tool.FileInfo{}, fmt.Errorf("storing file %q: %w", p.Name, err)
+	}
+	return info, nil
+}
+
+func (d diskBlobs) OpenBlob(ctx context.Context, ns, name string) (io.ReadCloser, tool.FileInfo, error) {
+	info, err := d.meta.FileMeta(ctx, ns, name)
+	if err != nil {
+		return nil, tool.FileInfo{}, err
+	}
+	file, err := os.Open(d.path(name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, tool.FileInfo{}, fmt.Errorf("file %q: %w: its content is missing from %s", name, store.ErrNotFound, d.root)
+	}
+	if err != nil {
+		return nil, tool.FileInfo{}, err
+	}
+	return file, info, nil
+}
+
+func (d diskBlobs) DeleteBlob(ctx context.Context, ns, name string) error {
+	if err := d.meta.DeleteFileMeta(ctx, ns, name); err != nil {
+		return err
+	}
+	if err := os.Remove(d.path(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
 	}
 	return nil
 }

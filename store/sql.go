@@ -27,7 +27,8 @@ type Dialect struct {
 	// Migrations is the driver's schema, one file per version named
 	// NNN_what.sql (001_sessions.sql), its statements separated by ";\n".
 	// Every driver has the same versions making the same tables and
-	// columns, each in its database's types.
+	// columns, each in its database's types, then the versions that its
+	// capabilities need (FileContents).
 	Migrations fs.FS
 	// RowLocks says that write transactions run side by side (PostgreSQL),
 	// so one that reads a row before writing it locks it with SELECT …
@@ -38,6 +39,10 @@ type Dialect struct {
 	// so the bounds the store computes for a prefix must be valid UTF-8
 	// too. SQLite compares any bytes.
 	UTF8Text bool
+	// FileContents says that the schema keeps file contents (a generation
+	// column in files, the table file_chunks): the store implements
+	// [Blobs], so that every host sharing the database reads them.
+	FileContents bool
 }
 
 // sqlStore implements Store in portable SQL.
@@ -65,6 +70,9 @@ func New(ctx context.Context, write, read *sql.DB, d Dialect) (Store, error) {
 	s := &sqlStore{write: write, read: read, dialect: d, now: time.Now}
 	if err := s.migrate(ctx); err != nil {
 		return nil, err
+	}
+	if d.FileContents {
+		return &blobStore{s}, nil
 	}
 	return s, nil
 }

@@ -13,6 +13,7 @@ package store
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
@@ -36,7 +37,8 @@ var (
 	ErrAlreadyResolved = errors.New("already resolved")
 	// ErrExpired: the approval expired before anyone decided.
 	ErrExpired = errors.New("expired")
-	// ErrConflict: a compare-and-set found another version.
+	// ErrConflict: a compare-and-set found another version, or a file
+	// was replaced or deleted while it was read ([Blobs.OpenBlob]).
 	ErrConflict = errors.New("version conflict")
 	// ErrBadCursor: a cursor the store did not make.
 	ErrBadCursor = errors.New("invalid cursor")
@@ -209,7 +211,8 @@ type KV interface {
 }
 
 // Files is the part of a Store that keeps the metadata of files, by
-// namespace; the contents live elsewhere.
+// namespace; the contents live elsewhere, or in the store itself when it
+// implements [Blobs].
 type Files interface {
 	// PutFileMeta stores (or replaces) a file's metadata.
 	PutFileMeta(ctx context.Context, ns string, f tool.FileInfo) error
@@ -220,4 +223,41 @@ type Files interface {
 	// ListFileMeta lists files whose names start with p.Prefix, in byte
 	// order.
 	ListFileMeta(ctx context.Context, p ListParams) ([]tool.FileInfo, string, error)
+}
+
+// PutBlobParams put a file's contents and metadata.
+type PutBlobParams struct {
+	Namespace   string
+	Name        string
+	ContentType string
+	// Content is read to its end, a chunk at a time.
+	Content io.Reader
+	// MaxBytes, if positive, bounds the file: the put fails (wrapping
+	// tool.ErrFileTooLarge) once Content has given more, having read at
+	// most one byte past it.
+	MaxBytes int64
+}
+
+// Blobs is implemented by stores that keep file contents themselves, so
+// that every host sharing the store reads them (store/postgres). A host
+// whose store does not implement it keeps contents on its own disk, and
+// only their metadata in the store ([Files]).
+//
+// A file's metadata and contents change together: [Files.FileMeta] and
+// [Files.ListFileMeta] show the files put here, [Files.DeleteFileMeta]
+// deletes their contents too.
+type Blobs interface {
+	// PutBlob stores (or replaces) a file, streaming p.Content in, and
+	// returns its metadata with its size and SHA-256. The new version
+	// replaces the old one at once when it is whole: a put that fails
+	// (too large, ctx done, Content's error) leaves the old one as it was.
+	PutBlob(ctx context.Context, p PutBlobParams) (tool.FileInfo, error)
+	// OpenBlob opens a file's contents; ErrNotFound if absent. The reader
+	// streams them and runs its queries under ctx. If the file is replaced
+	// or deleted while it is read, a Read fails with ErrConflict: what the
+	// reader gave is always part of one version.
+	OpenBlob(ctx context.Context, ns, name string) (io.ReadCloser, tool.FileInfo, error)
+	// DeleteBlob removes a file, metadata and contents; an absent file is
+	// no error.
+	DeleteBlob(ctx context.Context, ns, name string) error
 }

@@ -7,6 +7,10 @@
 // version, in PostgreSQL's types: BIGINT microseconds for times, BYTEA for
 // values, and KV keys and file names in byte order (COLLATE "C"), so that
 // listings come out as they do on SQLite whatever the database's collation.
+// One version more keeps file contents too, in chunks (the store implements
+// [store.Blobs]), so that a file put through one host is read through any
+// other; SQLite's hosts keep them on their own disk.
+//
 // It lives in the connection's current schema (the first of search_path;
 // it must exist), so one database can hold several agents, each in a
 // schema of its own.
@@ -67,6 +71,8 @@ var dialect = store.Dialect{
 	Migrations: mustSub(migrations, "migrations"),
 	RowLocks:   true, // READ COMMITTED write transactions run side by side
 	UTF8Text:   true,
+	// File contents in file_chunks, so that every host reads them.
+	FileContents: true,
 }
 
 func mustSub(fsys fs.FS, dir string) fs.FS {
