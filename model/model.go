@@ -90,6 +90,18 @@ type Config struct {
 // the provider's [Config] says otherwise.
 const MaxTokensDefault = 4096
 
+// MaxTokensFor is the cap on an answer that a provider sends: the
+// request's, else its configuration's, else [MaxTokensDefault].
+func MaxTokensFor(req *Request, cfg Config) int {
+	switch {
+	case req.MaxTokens > 0:
+		return req.MaxTokens
+	case cfg.MaxTokens > 0:
+		return cfg.MaxTokens
+	}
+	return MaxTokensDefault
+}
+
 // Opener makes a provider from its configuration.
 type Opener func(Config) (Provider, error)
 

@@ -45,7 +45,7 @@ func (p *provider) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 	return func(yield func(model.Chunk, error) bool) {
 		params := sdk.MessageNewParams{
 			Model:     sdk.Model(p.cfg.Name),
-			MaxTokens: maxTokens(req, p.cfg),
+			MaxTokens: int64(model.MaxTokensFor(req, p.cfg)),
 			Messages:  messages(req.Messages),
 			Tools:     tools(req.Tools),
 		}
@@ -94,18 +94,6 @@ func (p *provider) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 			yield(model.Chunk{}, err)
 		}
 	}
-}
-
-// maxTokens is the request's cap on the answer, else the configuration's,
-// else [model.MaxTokensDefault].
-func maxTokens(req *model.Request, cfg model.Config) int64 {
-	switch {
-	case req.MaxTokens > 0:
-		return int64(req.MaxTokens)
-	case cfg.MaxTokens > 0:
-		return int64(cfg.MaxTokens)
-	}
-	return model.MaxTokensDefault
 }
 
 func messages(in []model.Message) []sdk.MessageParam {

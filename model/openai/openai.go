@@ -53,9 +53,11 @@ type provider struct {
 func (p *provider) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
 		params := sdk.ChatCompletionNewParams{
-			Model:     shared.ChatModel(p.cfg.Name),
-			Messages:  messages(req),
-			MaxTokens: param.NewOpt(maxTokens(req, p.cfg)),
+			Model:    shared.ChatModel(p.cfg.Name),
+			Messages: messages(req),
+			// max_tokens, which Ollama, vLLM and llama.cpp understand (OpenAI's
+			// o-series models want max_completion_tokens instead).
+			MaxTokens: param.NewOpt(int64(model.MaxTokensFor(req, p.cfg))),
 		}
 		if len(req.Tools) > 0 {
 			params.Tools = tools(req.Tools)
@@ -109,20 +111,6 @@ func (p *provider) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 			}
 		}
 	}
-}
-
-// maxTokens is the request's cap on the answer, else the configuration's,
-// else [model.MaxTokensDefault]. It is sent as max_tokens, which Ollama,
-// vLLM and llama.cpp understand (OpenAI's o-series models want
-// max_completion_tokens instead).
-func maxTokens(req *model.Request, cfg model.Config) int64 {
-	switch {
-	case req.MaxTokens > 0:
-		return int64(req.MaxTokens)
-	case cfg.MaxTokens > 0:
-		return int64(cfg.MaxTokens)
-	}
-	return model.MaxTokensDefault
 }
 
 func messages(req *model.Request) []sdk.ChatCompletionMessageParamUnion {
