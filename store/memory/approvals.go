@@ -106,13 +106,9 @@ func (m *memStore) approvalLocked(callID string) (api.Approval, error) {
 }
 
 func (m *memStore) ListApprovals(ctx context.Context, p store.ListApprovalsParams) ([]api.Approval, string, error) {
-	var ts int64
-	var cid string
-	if p.Cursor != "" {
-		var err error
-		if ts, cid, err = parseTimeCursor(p.Cursor); err != nil {
-			return nil, "", err
-		}
+	ts, cid, err := parseTimeCursor(p.Cursor)
+	if err != nil {
+		return nil, "", err
 	}
 	m.mu.Lock()
 	out, err := m.records(func(a *approval) bool {

@@ -85,6 +85,9 @@ func timeCursor(at time.Time, id string) string {
 }
 
 func parseTimeCursor(c string) (int64, string, error) {
+	if c == "" {
+		return 0, "", nil // the first page
+	}
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
 		return 0, "", store.ErrBadCursor

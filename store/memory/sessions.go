@@ -80,13 +80,9 @@ func (m *memStore) Session(ctx context.Context, id string) (api.Session, error) 
 }
 
 func (m *memStore) ListSessions(ctx context.Context, p store.Page) ([]api.Session, string, error) {
-	var ts int64
-	var cid string
-	if p.Cursor != "" {
-		var err error
-		if ts, cid, err = parseTimeCursor(p.Cursor); err != nil {
-			return nil, "", err
-		}
+	ts, cid, err := parseTimeCursor(p.Cursor)
+	if err != nil {
+		return nil, "", err
 	}
 	m.mu.Lock()
 	var out []api.Session
