@@ -67,6 +67,8 @@ type Server struct {
 
 	closing   chan struct{} // closed when the server shuts down
 	closeOnce sync.Once
+
+	openAPIDoc func() ([]byte, error) // the OpenAPI document, made once: the tools do not change
 }
 
 // principal is who the bearer token stands for. There is one token per
@@ -104,6 +106,7 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 		o.ApprovalWait = 0
 	}
 	s := &Server{host: h, slug: o.Slug, token: []byte(o.Token), maxBody: o.MaxBodyBytes, wait: o.ApprovalWait, logger: o.Logger, mux: http.NewServeMux(), closing: make(chan struct{})}
+	s.openAPIDoc = sync.OnceValues(func() ([]byte, error) { return api.OpenAPI(s.slug, h.Tools().Infos()) })
 	handlers := s.handlers()
 	// known holds the same routes, so that a request no route takes can be
 	// told apart: 405 when its path exists for other methods, else 404.
@@ -233,7 +236,7 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
-	doc, err := api.OpenAPI(s.slug, s.host.Tools().Infos())
+	doc, err := s.openAPIDoc()
 	if err != nil {
 		writeError(w, err)
 		return

@@ -166,6 +166,7 @@ func TestErrors(t *testing.T) {
 		{"wrong slug", "GET", "/other/v1/tools", testToken, ``, 404, "not_found", nil},
 		{"wrong method", "GET", "/agent/v1/tools/inspect_pr", testToken, ``, 405, "method_not_allowed", nil},
 		{"unknown path without token", "GET", "/agent/v1/nothing", "", ``, 401, "unauthorized", nil},
+		{"openapi without token", "GET", "/agent/v1/openapi.json", "", ``, 401, "unauthorized", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
