@@ -83,7 +83,6 @@ func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api
 	if d.By == "" {
 		d.By = "unknown"
 	}
-	notFound := api.Errorf(api.CodeApprovalNotFound, "%s: %s", api.ErrApprovalNotFound.Message, callID)
 	if d.SessionID != "" {
 		a, err := ap.h.log.Approval(ctx, callID)
 		if err != nil || a.SessionID != d.SessionID {
@@ -102,7 +101,7 @@ func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api
 		ap.h.expire(context.WithoutCancel(ctx))
 		return a, api.ErrApprovalExpired
 	case err != nil:
-		return api.Approval{}, storeError(err, notFound)
+		return api.Approval{}, storeError(err, approvalNotFound(callID))
 	}
 	ap.h.announceDecision(ctx, a)
 	ap.h.wg.Add(1)
@@ -292,16 +291,19 @@ func (h *Host) orphans(ctx context.Context) error {
 	return nil
 }
 
-// Approvals lists parked and decided calls with a status ("" for all),
+// List lists parked and decided calls with a status ("" for all),
 // oldest first, and the cursor of the next page.
 func (ap Approvals) List(ctx context.Context, status api.ApprovalStatus, p store.Page) ([]api.Approval, string, error) {
 	list, next, err := ap.h.log.ListApprovals(ctx, store.ListApprovalsParams{Status: status, Page: p})
 	return list, next, storeError(err, nil)
 }
 
-// CallOutcome returns a gated call as it stands: pending, or decided with
+// Get returns a gated call as it stands: pending, or decided with
 // its outcome once known.
 func (ap Approvals) Get(ctx context.Context, callID string) (api.Approval, error) {
 	a, err := ap.h.log.Approval(ctx, callID)
-	return a, storeError(err, api.Errorf(api.CodeApprovalNotFound, "%s: %s", api.ErrApprovalNotFound.Message, callID))
+	if err != nil {
+		return api.Approval{}, storeError(err, approvalNotFound(callID))
+	}
+	return a, nil
 }

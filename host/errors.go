@@ -33,6 +33,11 @@ func sessionNotFound(id string) *api.Error {
 	return api.Errorf(api.CodeSessionNotFound, "session not found: %s", id)
 }
 
+// approvalNotFound is the error for a call id no parked call has.
+func approvalNotFound(callID string) *api.Error {
+	return api.Errorf(api.CodeApprovalNotFound, "%s: %s", api.ErrApprovalNotFound.Message, callID)
+}
+
 // ApprovalPendingError is returned by CallTool when a gated call is still
 // waiting for a decision after CallOptions.Wait: the call is parked, not
 // refused; fetch its outcome later with CallOutcome.

@@ -32,7 +32,7 @@ type SessionOptions struct {
 	Message   string // if set, the first turn starts with it
 }
 
-// CreateSession opens a session, makes its workspace, and starts a turn
+// Create opens a session, makes its workspace, and starts a turn
 // with opts.Message if there is one. It returns the session and the turn id
 // ("" without a message).
 func (s Sessions) Create(ctx context.Context, opts SessionOptions) (api.Session, string, error) {
@@ -63,13 +63,16 @@ func (s Sessions) Create(ctx context.Context, opts SessionOptions) (api.Session,
 	return sess, turnID, err
 }
 
-// Session returns a session.
+// Get returns a session.
 func (s Sessions) Get(ctx context.Context, id string) (api.Session, error) {
 	sess, err := s.h.log.Session(ctx, id)
-	return sess, storeError(err, sessionNotFound(id))
+	if err != nil {
+		return api.Session{}, storeError(err, sessionNotFound(id))
+	}
+	return sess, nil
 }
 
-// Sessions lists sessions, newest first, and the cursor of the next page.
+// List lists sessions, newest first, and the cursor of the next page.
 func (s Sessions) List(ctx context.Context, p store.Page) ([]api.Session, string, error) {
 	list, next, err := s.h.log.ListSessions(ctx, p)
 	return list, next, storeError(err, nil)
@@ -78,7 +81,10 @@ func (s Sessions) List(ctx context.Context, p store.Page) ([]api.Session, string
 // Events returns up to limit stored events of a session after seq after.
 func (s Sessions) Events(ctx context.Context, sessionID string, after int64, limit int) ([]api.Event, error) {
 	evs, err := s.h.log.Events(ctx, sessionID, after, limit)
-	return evs, storeError(err, sessionNotFound(sessionID))
+	if err != nil {
+		return nil, storeError(err, sessionNotFound(sessionID))
+	}
+	return evs, nil
 }
 
 // Subscribe delivers a session's events as they are stored; see
