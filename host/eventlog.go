@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"sync"
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/store"
@@ -10,36 +11,80 @@ import (
 // eventLog is the host's store, with every event it appends published to
 // the session's subscribers once stored. The host reaches the store only
 // through it, so no write path can forget to tell the subscribers.
+//
+// When the store is shared (a store.Notifier), it also records the
+// sessions appended to, which the host announces to the other hosts
+// (Host.share).
 type eventLog struct {
 	store.Store
 	hub hub
+
+	shared  bool
+	mu      sync.Mutex
+	changed map[string]struct{} // sessions appended to, not yet announced
+	wake    chan struct{}       // signalled when changed stops being empty
+}
+
+func newEventLog(st store.Store) *eventLog {
+	_, shared := st.(store.Notifier)
+	return &eventLog{Store: st, shared: shared, changed: map[string]struct{}{}, wake: make(chan struct{}, 1)}
+}
+
+// publish tells the session's subscribers on this host about stored
+// events, and records the session for the other hosts.
+func (l *eventLog) publish(sessionID string, stored []api.Event) {
+	l.hub.publish(sessionID, stored)
+	if !l.shared || len(stored) == 0 || sessionID == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.changed) == 0 {
+		select {
+		case l.wake <- struct{}{}:
+		default:
+		}
+	}
+	l.changed[sessionID] = struct{}{}
+}
+
+// takeChanged returns the sessions appended to since it was last called.
+func (l *eventLog) takeChanged() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ids := make([]string, 0, len(l.changed))
+	for id := range l.changed {
+		ids = append(ids, id)
+	}
+	clear(l.changed)
+	return ids
 }
 
 // Append stores events and publishes them.
 func (l *eventLog) Append(ctx context.Context, sessionID string, events ...api.Event) ([]api.Event, error) {
 	stored, err := l.Store.Append(ctx, sessionID, events...)
-	l.hub.publish(sessionID, stored)
+	l.publish(sessionID, stored)
 	return stored, err
 }
 
 // BeginTurn begins a turn and publishes its first events.
 func (l *eventLog) BeginTurn(ctx context.Context, p store.BeginTurnParams) ([]api.Event, error) {
 	stored, err := l.Store.BeginTurn(ctx, p)
-	l.hub.publish(p.Turn.SessionID, stored)
+	l.publish(p.Turn.SessionID, stored)
 	return stored, err
 }
 
 // EndTurn ends a turn and publishes its last events.
 func (l *eventLog) EndTurn(ctx context.Context, p store.EndTurnParams) ([]api.Event, error) {
 	stored, err := l.Store.EndTurn(ctx, p)
-	l.hub.publish(p.SessionID, stored)
+	l.publish(p.SessionID, stored)
 	return stored, err
 }
 
 // CreateApproval parks a call and publishes the request.
 func (l *eventLog) CreateApproval(ctx context.Context, a api.Approval, events ...api.Event) ([]api.Event, error) {
 	stored, err := l.Store.CreateApproval(ctx, a, events...)
-	l.hub.publish(a.SessionID, stored)
+	l.publish(a.SessionID, stored)
 	return stored, err
 }
 

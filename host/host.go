@@ -190,7 +190,7 @@ func New(set *tool.Set, opts *Options) (*Host, error) {
 	ctx, stop := context.WithCancelCause(context.Background())
 	h := &Host{
 		tools: set, opts: o, logger: o.Logger,
-		log:       &eventLog{Store: o.Store},
+		log:       newEventLog(o.Store),
 		telemetry: newTelemetry(o.TracerProvider, o.MeterProvider),
 		leases:    newLeases(o.LeaseTTL),
 		ctx:       ctx, stop: stop,

@@ -15,7 +15,9 @@ type hub struct {
 // Subscription delivers a session's new events. Batches arrive in C in the
 // order they were published, which for concurrent appends may not be seq
 // order, and may be dropped when the subscriber falls behind: then Poke
-// fires, and the subscriber reads what it missed from the store. A
+// fires, and the subscriber reads what it missed from the store. Poke
+// fires too when another host sharing the store appended to the session
+// (its events never come through C), and now and then for no reason. A
 // subscriber therefore tracks the last seq it delivered and reads the store
 // whenever a batch does not follow it.
 type Subscription struct {
@@ -63,10 +65,36 @@ func (h *hub) publish(sessionID string, events []api.Event) {
 		select {
 		case s.c <- events:
 		default:
-			select {
-			case s.poke <- struct{}{}:
-			default:
-			}
+			s.wake()
 		}
+	}
+}
+
+// poke tells a session's subscribers to read the store: another host
+// appended to it.
+func (h *hub) poke(sessionID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs[sessionID] {
+		s.wake()
+	}
+}
+
+// pokeAll tells every subscriber to read the store: anything may have
+// changed.
+func (h *hub) pokeAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, subs := range h.subs {
+		for s := range subs {
+			s.wake()
+		}
+	}
+}
+
+func (s *Subscription) wake() {
+	select {
+	case s.poke <- struct{}{}:
+	default:
 	}
 }

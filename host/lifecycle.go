@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -106,10 +107,18 @@ func (l *leases) runs(sessionID, turnID string) bool {
 // closing turns whose host died (their lease expired) with turn.failed,
 // expiring approvals nobody answered in time, recording approved calls
 // whose host died running them; and, once, resuming parked turns that have
-// all their results. Call it once; Close stops it.
+// all their results. On a store that other hosts share (a
+// store.Notifier) it also tells them which sessions this host appended
+// to, and pokes this host's subscribers of the sessions they appended to
+// (see share). Call it once; Close stops it.
 func (h *Host) Start(ctx context.Context) error {
 	if err := h.recover(ctx); err != nil {
 		return err
+	}
+	if n, ok := h.log.Store.(store.Notifier); ok {
+		if err := h.share(n); err != nil {
+			return err
+		}
 	}
 	// A host that died between a parked turn's last result and its resumption
 	// left it parked with nothing to wait for.
@@ -133,6 +142,78 @@ func (h *Host) Start(ctx context.Context) error {
 				if err := h.recover(h.ctx); err != nil && h.ctx.Err() == nil {
 					h.logger.Warn("closing interrupted turns", "err", err)
 				}
+			}
+		}
+	}()
+	return nil
+}
+
+// How hosts sharing a store tell each other about new events.
+const (
+	// notifyInterval is the least time between two notifications a host
+	// sends: the first append after a quiet spell is announced at once,
+	// those that follow it within notifyInterval together after it.
+	notifyInterval = 50 * time.Millisecond
+	// pollInterval is how often every subscriber is poked anyway, in case
+	// a notification was lost.
+	pollInterval = 2 * time.Second
+)
+
+// share starts the two goroutines of a shared store: one announces the
+// sessions this host appended to (at most once every notifyInterval, and
+// once more as the host closes), the other pokes this host's subscribers
+// of the sessions other hosts announced, all of them when anything may
+// have changed, and all of them every pollInterval.
+func (h *Host) share(n store.Notifier) error {
+	changed, err := n.ListenChanged(h.ctx)
+	if err != nil {
+		return fmt.Errorf("listening for other hosts' events: %w", err)
+	}
+	notify := func(ctx context.Context) {
+		if ids := h.log.takeChanged(); len(ids) > 0 {
+			if err := n.NotifyChanged(ctx, ids); err != nil && ctx.Err() == nil {
+				h.logger.Warn("telling other hosts about new events", "err", err)
+			}
+		}
+	}
+	h.wg.Add(2)
+	go func() {
+		defer h.wg.Done()
+		for {
+			select {
+			case <-h.log.wake:
+			case <-h.ctx.Done():
+				ctx, cancel := context.WithTimeout(context.WithoutCancel(h.ctx), 5*time.Second)
+				defer cancel()
+				notify(ctx)
+				return
+			}
+			notify(h.ctx)
+			select {
+			case <-time.After(notifyInterval):
+			case <-h.ctx.Done():
+			}
+		}
+	}()
+	go func() {
+		defer h.wg.Done()
+		t := time.NewTicker(pollInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-h.ctx.Done():
+				return
+			case ids, ok := <-changed:
+				if !ok {
+					changed = nil // only when the host closes
+				} else if len(ids) == 0 {
+					h.log.hub.pokeAll()
+				}
+				for _, id := range ids {
+					h.log.hub.poke(id)
+				}
+			case <-t.C:
+				h.log.hub.pokeAll()
 			}
 		}
 	}()

@@ -19,6 +19,10 @@
 // hosts starting together apply each migration once, and refuses a schema
 // that a newer binary migrated further ([store.ErrSchemaTooNew]).
 //
+// The store is a [store.Notifier]: hosts sharing the schema tell each other
+// which sessions they appended to with NOTIFY, on a channel of the
+// schema's own, each listening on one connection of its pool.
+//
 // Each store keeps a pool of up to 10 connections, all kept while idle for
 // up to 5 minutes, none older than an hour.
 package postgres
@@ -118,7 +122,12 @@ func Open(ctx context.Context, url string) (store.Store, error) {
 		db.Close()
 		return nil, err
 	}
-	return s, nil
+	n, err := newNotifier(ctx, db)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("opening store: %w", err)
+	}
+	return &pgStore{blobStore: s.(blobStore), notifier: n}, nil
 }
 
 // lockKey names the migration lock: one per schema, so that agents in
