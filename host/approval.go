@@ -184,18 +184,10 @@ func (h *Host) runApproved(ctx context.Context, a api.Approval) tool.Output {
 	}
 	rctx, cancel := context.WithCancel(h.ctx)
 	defer cancel()
-	go func() {
-		tick := time.NewTicker(h.opts.LeaseTTL / 3)
-		defer tick.Stop()
-		for {
-			select {
-			case <-rctx.Done():
-				return
-			case <-tick.C:
-				h.log.RenewExecutor(context.WithoutCancel(ctx), a.CallID, h.leases.lease())
-			}
-		}
-	}()
+	go h.leases.keepAlive(rctx, func(ctx context.Context) bool {
+		h.log.RenewExecutor(ctx, a.CallID, h.leases.lease())
+		return true
+	})
 	c := callSpec{id: a.CallID, tool: t, in: in, turnID: a.TurnID}
 	if a.SessionID != "" {
 		sess, err := h.log.Session(ctx, a.SessionID)

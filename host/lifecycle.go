@@ -50,26 +50,36 @@ func (l *leases) track(parent context.Context, st store.Sessions, logger *slog.L
 	l.mu.Lock()
 	l.running[sessionID] = &runningTurn{turnID: turnID, cancel: cancel}
 	l.mu.Unlock()
-	go func() {
-		t := time.NewTicker(l.ttl / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
+	go l.keepAlive(ctx, func(ctx context.Context) bool {
+		err := st.RenewLease(ctx, sessionID, turnID, l.lease())
+		if errors.Is(err, store.ErrNotRunning) {
+			cancel(errLeaseLost)
+			return false
+		}
+		if err != nil {
+			logger.Warn("renewing a turn's lease", "session", sessionID, "turn", turnID, "err", err)
+		}
+		return true
+	})
+	return ctx
+}
+
+// keepAlive calls renew every TTL/3 until ctx ends or renew returns
+// false: what holds a turn's lease, and an approved call's executor lease.
+// renew's context is not cancelled with ctx, so a renewal under way ends.
+func (l *leases) keepAlive(ctx context.Context, renew func(context.Context) bool) {
+	t := time.NewTicker(l.ttl / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if !renew(context.WithoutCancel(ctx)) {
 				return
-			case <-t.C:
-				err := st.RenewLease(context.WithoutCancel(ctx), sessionID, turnID, l.lease())
-				if errors.Is(err, store.ErrNotRunning) {
-					cancel(errLeaseLost)
-					return
-				}
-				if err != nil {
-					logger.Warn("renewing a turn's lease", "session", sessionID, "turn", turnID, "err", err)
-				}
 			}
 		}
-	}()
-	return ctx
+	}
 }
 
 // untrack stops holding a turn.
