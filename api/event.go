@@ -15,6 +15,7 @@ const (
 	KindSessionCreated    Kind = "session.created"           // SessionCreated
 	KindSessionTagged     Kind = "session.tagged"            // SessionTagged
 	KindTurnStarted       Kind = "turn.started"              // TurnStarted
+	KindWorkspaceMoved    Kind = "workspace.moved"           // WorkspaceMoved
 	KindMessageDelta      Kind = "message.delta"             // MessageDelta
 	KindMessage           Kind = "message"                   // Message
 	KindActionsRequested  Kind = "actions.requested"         // ActionsRequested
@@ -28,7 +29,7 @@ const (
 
 // Kinds lists every event kind, in the order a turn usually produces them.
 var Kinds = []Kind{
-	KindSessionCreated, KindSessionTagged, KindTurnStarted, KindMessageDelta, KindMessage, KindActionsRequested,
+	KindSessionCreated, KindSessionTagged, KindTurnStarted, KindWorkspaceMoved, KindMessageDelta, KindMessage, KindActionsRequested,
 	KindApprovalRequested, KindApprovalResolved, KindActionResult, KindArtifactCreated, KindTurnCompleted, KindTurnFailed,
 }
 
@@ -83,6 +84,8 @@ func PayloadOf(k Kind) Payload {
 		return &SessionTagged{}
 	case KindTurnStarted:
 		return &TurnStarted{}
+	case KindWorkspaceMoved:
+		return &WorkspaceMoved{}
 	case KindMessageDelta:
 		return &MessageDelta{}
 	case KindMessage:

@@ -25,6 +25,17 @@ type TurnStarted struct {
 	Tool string   `json:"tool,omitempty"`
 }
 
+// WorkspaceMoved says that a turn runs on another host than the session's
+// last one (the last host died, or another took the session over): the
+// session's workspace directory there was made afresh, with the agent tools
+// in it; files a tool wrote into the old one stayed behind. The session's
+// events, KV entries, files (on a shared store) and artifacts all move
+// with it.
+type WorkspaceMoved struct {
+	From string `json:"from"` // the last host: its name and state directory
+	To   string `json:"to"`   // this one
+}
+
 // MessageDelta is a piece of the model's answer as it streams.
 type MessageDelta struct {
 	Text string `json:"text"`
@@ -134,6 +145,9 @@ func (SessionTagged) EventKind() Kind { return KindSessionTagged }
 
 // EventKind returns [KindTurnStarted].
 func (TurnStarted) EventKind() Kind { return KindTurnStarted }
+
+// EventKind returns [KindWorkspaceMoved].
+func (WorkspaceMoved) EventKind() Kind { return KindWorkspaceMoved }
 
 // EventKind returns [KindMessageDelta].
 func (MessageDelta) EventKind() Kind { return KindMessageDelta }

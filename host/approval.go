@@ -97,13 +97,15 @@ func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api
 		return a, &api.Error{Code: api.CodeAlreadyResolved, Approval: &a,
 			Message: fmt.Sprintf("already_resolved: call %s was %s by %s", a.CallID, a.Status, a.DecidedBy)}
 	case errors.Is(err, store.ErrExpired):
-		// Expire it now rather than wait for the sweep.
-		ap.h.expire(context.WithoutCancel(ctx))
+		// Expire it now rather than wait for its job or the sweep.
+		ap.h.expireNow(context.WithoutCancel(ctx), callID)
 		return a, api.ErrApprovalExpired
 	case err != nil:
 		return api.Approval{}, storeError(err, approvalNotFound(callID))
 	}
-	ap.h.announceDecision(ctx, a)
+	if err := ap.h.announceDecision(ctx, ap.h.log, a); err != nil {
+		ap.h.logger.Error("recording a decision", "call", a.CallID, "err", err)
+	}
 	ap.h.wg.Add(1)
 	go func() {
 		defer ap.h.wg.Done()
@@ -112,19 +114,26 @@ func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api
 	return a, nil
 }
 
-func (h *Host) announceDecision(ctx context.Context, a api.Approval) {
+// writer is where a decision and an outcome are written: the host's log,
+// or a job's transaction (txWriter).
+type writer interface {
+	Append(ctx context.Context, sessionID string, events ...api.Event) ([]api.Event, error)
+	FinishApproval(ctx context.Context, callID string, outcome api.Outcome) (bool, error)
+}
+
+// announceDecision streams a decision as action.approval_resolved.
+func (h *Host) announceDecision(ctx context.Context, w writer, a api.Approval) error {
 	if a.SessionID == "" {
-		return
+		return nil
 	}
 	at := time.Now().UTC()
 	if a.DecidedAt != nil {
 		at = a.DecidedAt.UTC()
 	}
-	if err := h.emit(ctx, a.SessionID, a.TurnID, api.ApprovalResolved{
+	_, err := w.Append(context.WithoutCancel(ctx), a.SessionID, events(a.TurnID, api.ApprovalResolved{
 		CallID: a.CallID, Tool: a.Tool, Status: a.Status, By: a.DecidedBy, Reason: a.Reason, At: at,
-	}); err != nil {
-		h.logger.Error("recording a decision", "call", a.CallID, "err", err)
-	}
+	})...)
+	return err
 }
 
 // carryOut runs or refuses a decided call, records its outcome once, and
@@ -142,33 +151,48 @@ func (h *Host) carryOut(ctx context.Context, a api.Approval) {
 		}
 		out = tool.ErrorOutput(msg)
 	case api.ApprovalExpired:
-		out = tool.ErrorOutput(fmt.Sprintf("not run: nobody approved the call before it expired at %s", a.ExpiresAt.UTC().Format(time.RFC3339)))
+		out = expiredOutput(a)
 	default:
 		return
 	}
-	h.record(ctx, a, out, time.Since(start))
-}
-
-// record stores a decided call's outcome, once, on its stream and for
-// CallOutcome, then resumes what waits for it.
-func (h *Host) record(ctx context.Context, a api.Approval, out tool.Output, took time.Duration) {
-	outcome := api.Outcome{ToolName: a.Tool, CallID: a.CallID, IsError: out.IsError, Result: out.Result, DurationMs: took.Milliseconds()}
-	won, err := h.log.FinishApproval(ctx, a.CallID, outcome)
+	won, err := h.record(ctx, h.log, a, out, time.Since(start))
 	if err != nil {
 		h.logger.Error("recording a call's outcome", "call", a.CallID, "err", err)
 		return
 	}
-	h.waiters.notify(a.CallID)
-	if !won || a.SessionID == "" {
-		return
+	h.settled(ctx, a, won)
+}
+
+// expiredOutput is the result of a call nobody decided in time.
+func expiredOutput(a api.Approval) tool.Output {
+	return tool.ErrorOutput(fmt.Sprintf("not run: nobody approved the call before it expired at %s", a.ExpiresAt.UTC().Format(time.RFC3339)))
+}
+
+// interrupted is the result of an approved call whose host died running it.
+var interrupted = tool.ErrorOutput("interrupted by host restart; not retried")
+
+// record stores a decided call's outcome, once, and (the first time) its
+// action.result on the stream; won says it was the first time.
+func (h *Host) record(ctx context.Context, w writer, a api.Approval, out tool.Output, took time.Duration) (bool, error) {
+	outcome := api.Outcome{ToolName: a.Tool, CallID: a.CallID, IsError: out.IsError, Result: out.Result, DurationMs: took.Milliseconds()}
+	won, err := w.FinishApproval(context.WithoutCancel(ctx), a.CallID, outcome)
+	if err != nil || !won || a.SessionID == "" {
+		return won, err
 	}
-	if err := h.emit(ctx, a.SessionID, a.TurnID, api.ActionResult{
+	_, err = w.Append(context.WithoutCancel(ctx), a.SessionID, events(a.TurnID, api.ActionResult{
 		CallID: a.CallID, ModelCallID: a.ModelCallID, Tool: a.Tool, IsError: out.IsError, Result: out.Result,
 		DurationMs: outcome.DurationMs, Direct: a.ModelCallID == "",
-	}); err != nil {
-		h.logger.Error("recording a call's result", "call", a.CallID, "err", err)
+	})...)
+	return won, err
+}
+
+// settled wakes what waits for a recorded outcome: direct callers, and
+// (the first time) the parked turn.
+func (h *Host) settled(ctx context.Context, a api.Approval, won bool) {
+	h.waiters.notify(a.CallID)
+	if won && a.SessionID != "" {
+		h.maybeResume(context.WithoutCancel(ctx), a.SessionID, a.TurnID)
 	}
-	h.maybeResume(ctx, a.SessionID, a.TurnID)
 }
 
 // runApproved runs an approved call with its stored input, holding it with
@@ -213,11 +237,13 @@ func (h *Host) maybeResume(ctx context.Context, sessionID, turnID string) {
 	if h.ctx.Err() != nil {
 		return // shutting down: the next host resumes it at start
 	}
-	if err := h.log.ResumeTurn(ctx, sessionID, turnID, h.leases.lease()); err != nil {
+	hold, err := h.log.ResumeTurn(ctx, sessionID, turnID, h.leases.lease())
+	if err != nil {
 		return // not parked (still running its other calls), or another host resumed it
 	}
+	h.moved(ctx, hold)
 	if turn.Kind != api.TurnModel {
-		if err := h.endTurn(ctx, sessionID, turnID, api.TurnCompleted{}); err != nil {
+		if err := h.endTurn(ctx, hold.Fence, api.TurnCompleted{}); err != nil {
 			h.logger.Error("ending a direct call's turn", "session", sessionID, "turn", turnID, "err", err)
 		}
 		return
@@ -226,7 +252,7 @@ func (h *Host) maybeResume(ctx context.Context, sessionID, turnID string) {
 	if err != nil {
 		return
 	}
-	h.startTurn(sess, turnID)
+	h.startTurn(sess, hold)
 }
 
 // allAnswered reports whether every call the turn announced, and every call
@@ -257,28 +283,35 @@ func (h *Host) allAnswered(ctx context.Context, sessionID, turnID string) (bool,
 	return len(waiting) == 0, nil
 }
 
-// expire resolves the pending approvals past their expiry as expired.
+// expire resolves the pending approvals past their expiry as expired: the
+// sweep of a store without jobs.
 func (h *Host) expire(ctx context.Context) error {
 	expired, err := h.log.ExpireApprovals(ctx, time.Now())
 	if err != nil {
 		return err
 	}
 	for _, a := range expired {
-		h.announceDecision(ctx, a)
+		if err := h.announceDecision(ctx, h.log, a); err != nil {
+			h.logger.Error("recording a decision", "call", a.CallID, "err", err)
+		}
 		h.carryOut(ctx, a)
 	}
 	return nil
 }
 
 // orphans records the approved calls whose host died while running them:
-// they are not run again.
+// they are not run again. The sweep of a store without jobs.
 func (h *Host) orphans(ctx context.Context) error {
 	orphaned, err := h.log.OrphanedApprovals(ctx, time.Now())
 	if err != nil {
 		return err
 	}
 	for _, a := range orphaned {
-		h.record(ctx, a, tool.ErrorOutput("interrupted by host restart; not retried"), 0)
+		won, err := h.record(ctx, h.log, a, interrupted, 0)
+		if err != nil {
+			return err
+		}
+		h.settled(ctx, a, won)
 	}
 	return nil
 }

@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/agentsdk/agentsdk/api"
@@ -67,11 +69,18 @@ func (l *eventLog) Append(ctx context.Context, sessionID string, events ...api.E
 	return stored, err
 }
 
-// BeginTurn begins a turn and publishes its first events.
-func (l *eventLog) BeginTurn(ctx context.Context, p store.BeginTurnParams) ([]api.Event, error) {
-	stored, err := l.Store.BeginTurn(ctx, p)
-	l.publish(p.Turn.SessionID, stored)
+// AppendTurn stores a turn's events, fenced, and publishes them.
+func (l *eventLog) AppendTurn(ctx context.Context, f store.Fence, events ...api.Event) ([]api.Event, error) {
+	stored, err := l.Store.AppendTurn(ctx, f, events...)
+	l.publish(f.SessionID, stored)
 	return stored, err
+}
+
+// BeginTurn begins a turn and publishes its first events.
+func (l *eventLog) BeginTurn(ctx context.Context, p store.BeginTurnParams) (store.Hold, []api.Event, error) {
+	h, stored, err := l.Store.BeginTurn(ctx, p)
+	l.publish(p.Turn.SessionID, stored)
+	return h, stored, err
 }
 
 // EndTurn ends a turn and publishes its last events.
@@ -99,9 +108,22 @@ func events(turnID string, payloads ...api.Payload) []api.Event {
 }
 
 // emit appends payloads to a session's stream, in a turn. It is not
-// cancelled with ctx: what happened is recorded even as a call ends.
+// cancelled with ctx: what happened is recorded even as a call ends. The
+// writes of a turn this host runs carry its fence: once another host has
+// taken the session over, they fail (and the turn is cancelled) rather
+// than add to a stream that has moved on.
 func (h *Host) emit(ctx context.Context, sessionID, turnID string, payloads ...api.Payload) error {
-	_, err := h.log.Append(context.WithoutCancel(ctx), sessionID, events(turnID, payloads...)...)
+	ctx = context.WithoutCancel(ctx)
+	evs := events(turnID, payloads...)
+	if f, ok := h.leases.fence(sessionID, turnID); ok {
+		_, err := h.log.AppendTurn(ctx, f, evs...)
+		if errors.Is(err, store.ErrLeaseLost) {
+			h.leases.lost(f)
+			return fmt.Errorf("recording %s: %w", evs[0].Kind, errLeaseLost)
+		}
+		return err
+	}
+	_, err := h.log.Append(ctx, sessionID, evs...)
 	return err
 }
 

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -167,6 +168,8 @@ type Host struct {
 	ctx  context.Context // ends when the host closes
 	stop context.CancelCauseFunc
 	wg   sync.WaitGroup
+	// stopJobs stops the job worker, if Start started one.
+	stopJobs func(context.Context) error
 }
 
 // New returns a Host for the tools in set.
@@ -192,7 +195,7 @@ func New(set *tool.Set, opts *Options) (*Host, error) {
 		tools: set, opts: o, logger: o.Logger,
 		log:       newEventLog(o.Store),
 		telemetry: newTelemetry(o.TracerProvider, o.MeterProvider),
-		leases:    newLeases(o.LeaseTTL),
+		leases:    newLeases(o.LeaseTTL, home(root)),
 		ctx:       ctx, stop: stop,
 	}
 	h.services = tool.Services{
@@ -201,6 +204,17 @@ func New(set *tool.Set, opts *Options) (*Host, error) {
 		MCP:   o.MCP,
 	}
 	return h, nil
+}
+
+// home names where this host keeps its sessions' workspaces: the machine
+// and the state root. A host restarted in place keeps its home; a session
+// whose turn runs on another home has its workspace made afresh there.
+func home(root string) string {
+	name, err := os.Hostname()
+	if err != nil {
+		name = "localhost"
+	}
+	return name + ":" + root
 }
 
 // Tools returns the host's tools.

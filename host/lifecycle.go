@@ -24,6 +24,7 @@ var (
 // leases are the turns this host runs, each holding its session's lease.
 type leases struct {
 	holder string // this host's name as a lease holder
+	home   string // where this host keeps workspaces: its hostname and state root
 	ttl    time.Duration
 
 	mu      sync.Mutex
@@ -32,36 +33,58 @@ type leases struct {
 
 // runningTurn is a turn this host runs.
 type runningTurn struct {
-	turnID string
+	fence  store.Fence
 	cancel context.CancelCauseFunc
 }
 
-func newLeases(ttl time.Duration) *leases {
-	return &leases{holder: newID("host"), ttl: ttl, running: map[string]*runningTurn{}}
+func newLeases(ttl time.Duration, home string) *leases {
+	return &leases{holder: newID("host"), home: home, ttl: ttl, running: map[string]*runningTurn{}}
 }
 
-func (l *leases) lease() store.Lease { return store.Lease{Holder: l.holder, TTL: l.ttl} }
+func (l *leases) lease() store.Lease { return store.Lease{Holder: l.holder, TTL: l.ttl, Home: l.home} }
 
 // track registers a running turn and keeps its lease alive until the
 // returned context ends (the host closes, the turn is cancelled or loses
-// its lease, or untrack); the turn's code calls untrack when done.
-func (l *leases) track(parent context.Context, st store.Sessions, logger *slog.Logger, sessionID, turnID string) context.Context {
+// its lease, or untrack); the turn's code calls untrack when done. The
+// turn's writes carry f (Host.emit finds it here).
+func (l *leases) track(parent context.Context, st store.Sessions, logger *slog.Logger, f store.Fence) context.Context {
 	ctx, cancel := context.WithCancelCause(parent)
 	l.mu.Lock()
-	l.running[sessionID] = &runningTurn{turnID: turnID, cancel: cancel}
+	l.running[f.SessionID] = &runningTurn{fence: f, cancel: cancel}
 	l.mu.Unlock()
 	go l.keepAlive(ctx, func(ctx context.Context) bool {
-		err := st.RenewLease(ctx, sessionID, turnID, l.lease())
-		if errors.Is(err, store.ErrNotRunning) {
+		err := st.RenewLease(ctx, f, l.lease())
+		if errors.Is(err, store.ErrLeaseLost) {
 			cancel(errLeaseLost)
 			return false
 		}
 		if err != nil {
-			logger.Warn("renewing a turn's lease", "session", sessionID, "turn", turnID, "err", err)
+			logger.Warn("renewing a turn's lease", "session", f.SessionID, "turn", f.TurnID, "err", err)
 		}
 		return true
 	})
 	return ctx
+}
+
+// fence returns the fence of a turn this host runs.
+func (l *leases) fence(sessionID, turnID string) (store.Fence, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if rt := l.running[sessionID]; rt != nil && rt.fence.TurnID == turnID {
+		return rt.fence, true
+	}
+	return store.Fence{}, false
+}
+
+// lost cancels a turn whose write the store refused: another host took
+// its session.
+func (l *leases) lost(f store.Fence) {
+	l.mu.Lock()
+	rt := l.running[f.SessionID]
+	l.mu.Unlock()
+	if rt != nil && rt.fence == f {
+		rt.cancel(errLeaseLost)
+	}
 }
 
 // keepAlive calls renew every TTL/3 until ctx ends or renew returns
@@ -86,7 +109,7 @@ func (l *leases) keepAlive(ctx context.Context, renew func(context.Context) bool
 func (l *leases) untrack(sessionID, turnID string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if rt := l.running[sessionID]; rt != nil && rt.turnID == turnID {
+	if rt := l.running[sessionID]; rt != nil && rt.fence.TurnID == turnID {
 		rt.cancel(nil)
 		delete(l.running, sessionID)
 	}
@@ -110,14 +133,18 @@ func (l *leases) runs(sessionID, turnID string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	rt := l.running[sessionID]
-	return rt != nil && rt.turnID == turnID
+	return rt != nil && rt.fence.TurnID == turnID
 }
 
-// Start begins the host's background work, now and then every LeaseTTL/2:
-// closing turns whose host died (their lease expired) with turn.failed,
-// expiring approvals nobody answered in time, recording approved calls
-// whose host died running them; and, once, resuming parked turns that have
-// all their results. On a store that other hosts share (a
+// Start begins the host's background work. On a store that runs durable
+// jobs (store.Jobs: SQLite and PostgreSQL), the timers are jobs any host
+// may work: a turn whose host died (its lease expired) is closed with
+// turn.failed, an approval nobody answered in time expires, an approved
+// call whose host died running it is recorded as interrupted. On one that
+// does not (store/memory), the host sweeps for the same every LeaseTTL/2.
+// Either way it first closes what is already due and resumes parked turns
+// that have all their results (their host died between the last result
+// and the resumption). On a store that other hosts share (a
 // store.Notifier) it also tells them which sessions this host appended
 // to, and pokes this host's subscribers of the sessions they appended to
 // (see share). Call it once; Close stops it.
@@ -130,14 +157,15 @@ func (h *Host) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	// A host that died between a parked turn's last result and its resumption
-	// left it parked with nothing to wait for.
 	parked, err := h.log.ParkedTurns(ctx)
 	if err != nil {
 		return err
 	}
 	for _, t := range parked {
 		h.maybeResume(ctx, t.SessionID, t.ID)
+	}
+	if j, ok := h.log.Store.(store.Jobs); ok {
+		return h.runJobs(ctx, j)
 	}
 	h.wg.Add(1)
 	go func() {
@@ -248,7 +276,7 @@ func (h *Host) recover(ctx context.Context) error {
 		if h.leases.runs(t.SessionID, t.ID) {
 			continue // ours, and alive; its renewal is late
 		}
-		if err := h.endTurn(ctx, t.SessionID, t.ID, api.TurnFailed{Reason: reasonRestart}); err != nil {
+		if err := h.endTurn(ctx, store.Fence{SessionID: t.SessionID, TurnID: t.ID}, api.TurnFailed{Reason: reasonRestart}); err != nil {
 			return err
 		}
 		h.logger.Info("closed a turn interrupted by a host restart", "session", t.SessionID, "turn", t.ID)
@@ -260,6 +288,13 @@ func (h *Host) recover(ctx context.Context) error {
 // background work, waiting for both.
 func (h *Host) Close() error {
 	h.stop(errStopping)
+	if h.stopJobs != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := h.stopJobs(ctx); err != nil {
+			h.logger.Warn("stopping the job worker", "err", err)
+		}
+		cancel()
+	}
 	h.wg.Wait()
 	if c, ok := h.opts.MCP.(io.Closer); ok {
 		return c.Close()

@@ -105,12 +105,12 @@ func (s Sessions) Send(ctx context.Context, sessionID, message string) (string, 
 	if err != nil {
 		return "", err
 	}
-	turnID, err := s.h.beginTurn(ctx, sessionID, api.TurnStarted{Kind: api.TurnModel}, api.Message{Role: api.RoleUser, Text: message})
+	hold, err := s.h.beginTurn(ctx, sessionID, api.TurnStarted{Kind: api.TurnModel}, api.Message{Role: api.RoleUser, Text: message})
 	if err != nil {
 		return "", err
 	}
-	s.h.startTurn(sess, turnID)
-	return turnID, nil
+	s.h.startTurn(sess, hold)
+	return hold.TurnID, nil
 }
 
 // Cancel cancels the session's running turn, which then ends with
@@ -127,43 +127,59 @@ func (s Sessions) Cancel(ctx context.Context, sessionID string) error {
 
 // beginTurn starts a turn in a session, holding its lease, with its first
 // events.
-func (h *Host) beginTurn(ctx context.Context, sessionID string, start api.TurnStarted, more ...api.Payload) (string, error) {
+func (h *Host) beginTurn(ctx context.Context, sessionID string, start api.TurnStarted, more ...api.Payload) (store.Hold, error) {
 	turnID := newID("turn")
-	_, err := h.log.BeginTurn(ctx, store.BeginTurnParams{
+	hold, _, err := h.log.BeginTurn(ctx, store.BeginTurnParams{
 		Turn:   api.Turn{SessionID: sessionID, ID: turnID, Kind: start.Kind},
 		Lease:  h.leases.lease(),
 		Events: events(turnID, append([]api.Payload{start}, more...)...),
 	})
 	if err != nil {
-		return "", storeError(err, sessionNotFound(sessionID))
+		return store.Hold{}, storeError(err, sessionNotFound(sessionID))
 	}
-	return turnID, nil
+	h.moved(ctx, hold)
+	return hold, nil
+}
+
+// moved records on the stream that a session's turns now run on this host,
+// when they ran on another: its workspace here is new.
+func (h *Host) moved(ctx context.Context, hold store.Hold) {
+	if hold.PrevHome == "" || hold.PrevHome == h.leases.home {
+		return
+	}
+	_, err := h.log.AppendTurn(context.WithoutCancel(ctx), hold.Fence, events(hold.TurnID, api.WorkspaceMoved{From: hold.PrevHome, To: h.leases.home})...)
+	if err != nil {
+		h.logger.Warn("recording a workspace move", "session", hold.SessionID, "err", err)
+	}
+	h.logger.Info("took over a session from another host; its workspace here is new", "session", hold.SessionID, "from", hold.PrevHome)
 }
 
 // endTurn ends a running turn with its last event: completed, or failed
 // with the reason of a TurnFailed. A turn that has already ended (another
-// host closed it) is no error.
-func (h *Host) endTurn(ctx context.Context, sessionID, turnID string, end api.Payload) error {
-	p := store.EndTurnParams{SessionID: sessionID, TurnID: turnID, Status: api.TurnStatusCompleted, Events: events(turnID, end)}
-	if f, ok := end.(api.TurnFailed); ok {
-		p.Status, p.Reason = api.TurnStatusFailed, f.Reason
+// host closed it) is no error. f's token fences the end; without one, the
+// turn ends only if its lease ran out (a recovery).
+func (h *Host) endTurn(ctx context.Context, f store.Fence, end api.Payload) error {
+	p := store.EndTurnParams{SessionID: f.SessionID, TurnID: f.TurnID, Token: f.Token, Expired: f.Token == 0,
+		Status: api.TurnStatusCompleted, Events: events(f.TurnID, end)}
+	if fl, ok := end.(api.TurnFailed); ok {
+		p.Status, p.Reason = api.TurnStatusFailed, fl.Reason
 	}
 	_, err := h.log.EndTurn(context.WithoutCancel(ctx), p)
-	if errors.Is(err, store.ErrNotRunning) {
+	if errors.Is(err, store.ErrNotRunning) || errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrBusy) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("ending turn %s: %w", turnID, err)
+		return fmt.Errorf("ending turn %s: %w", f.TurnID, err)
 	}
 	return nil
 }
 
 // startTurn runs a model turn in the background, holding its lease.
-func (h *Host) startTurn(sess api.Session, turnID string) {
-	tctx := h.leases.track(h.ctx, h.log, h.logger, sess.ID, turnID)
+func (h *Host) startTurn(sess api.Session, hold store.Hold) {
+	tctx := h.leases.track(h.ctx, h.log, h.logger, hold.Fence)
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		h.runTurn(tctx, sess, turnID)
+		h.runTurn(tctx, sess, hold.Fence)
 	}()
 }

@@ -370,7 +370,7 @@ func TestInterruptedTurnIsClosed(t *testing.T) {
 	ctx := context.Background()
 	sess, _, _ := b.host.Sessions().Create(ctx, host.SessionOptions{})
 	// Another host began a turn and died: its lease is already over.
-	if _, err := b.store.BeginTurn(ctx, store.BeginTurnParams{Turn: api.Turn{SessionID: sess.ID, ID: "turn_dead", Kind: api.TurnModel},
+	if _, _, err := b.store.BeginTurn(ctx, store.BeginTurnParams{Turn: api.Turn{SessionID: sess.ID, ID: "turn_dead", Kind: api.TurnModel},
 		Lease: store.Lease{Holder: "dead", TTL: -time.Second}, Events: []api.Event{{Kind: api.KindTurnStarted}}}); err != nil {
 		t.Fatal(err)
 	}

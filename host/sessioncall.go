@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -15,11 +16,12 @@ func (h *Host) callInSession(ctx context.Context, t *tool.Tool, in *tool.Input, 
 	if err != nil {
 		return nil, err
 	}
-	turnID, err := h.beginTurn(ctx, sessionID, api.TurnStarted{Kind: api.TurnCall, Tool: t.Name()})
+	hold, err := h.beginTurn(ctx, sessionID, api.TurnStarted{Kind: api.TurnCall, Tool: t.Name()})
 	if err != nil {
 		return nil, err
 	}
-	tctx := h.leases.track(h.ctx, h.log, h.logger, sessionID, turnID)
+	turnID := hold.TurnID
+	tctx := h.leases.track(h.ctx, h.log, h.logger, hold.Fence)
 	defer h.leases.untrack(sessionID, turnID)
 	// The caller's cancellation reaches the handler too.
 	tctx, cancel := context.WithCancel(tctx)
@@ -39,7 +41,7 @@ func (h *Host) callInSession(ctx context.Context, t *tool.Tool, in *tool.Input, 
 	if cause := context.Cause(tctx); errors.Is(cause, errLeaseLost) || errors.Is(cause, errStopping) {
 		end = api.TurnFailed{Reason: cause.Error()}
 	}
-	if err := h.endTurn(ctx, sessionID, turnID, end); err != nil {
+	if err := h.endTurn(ctx, hold.Fence, end); err != nil {
 		h.logger.Error("ending a session call's turn", "session", sessionID, "err", err)
 	}
 	return outcome, nil
@@ -49,6 +51,7 @@ func (h *Host) callInSession(ctx context.Context, t *tool.Tool, in *tool.Input, 
 // of its own, when it has one) and waits up to o.Wait for the decision.
 func (h *Host) callGated(ctx context.Context, t *tool.Tool, in *tool.Input, o CallOptions) (*api.Outcome, error) {
 	p := parkSpec{callID: tool.NewCallID(t.Name()), sessionID: o.SessionID, by: o.Principal}
+	var hold store.Hold
 	if o.SessionID != "" {
 		sess, err := h.Sessions().Get(ctx, o.SessionID)
 		if err != nil {
@@ -57,16 +60,17 @@ func (h *Host) callGated(ctx context.Context, t *tool.Tool, in *tool.Input, o Ca
 		if p.by == "" {
 			p.by = sess.Principal
 		}
-		if p.turnID, err = h.beginTurn(ctx, sess.ID, api.TurnStarted{Kind: api.TurnCall, Tool: t.Name()}); err != nil {
+		if hold, err = h.beginTurn(ctx, sess.ID, api.TurnStarted{Kind: api.TurnCall, Tool: t.Name()}); err != nil {
 			return nil, err
 		}
+		p.turnID = hold.TurnID
 	}
 	a, err := h.park(ctx, t, in, p)
 	if err != nil {
 		return nil, storeError(err, nil)
 	}
 	if p.turnID != "" {
-		if err := h.log.ParkTurn(context.WithoutCancel(ctx), o.SessionID, p.turnID); err != nil {
+		if err := h.log.ParkTurn(context.WithoutCancel(ctx), hold.Fence); err != nil {
 			return nil, storeError(err, nil)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/model"
+	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -23,7 +24,8 @@ import (
 // turn, until the model stops calling tools or the step limit is reached.
 // A turn with calls waiting for approval parks instead, and runs again
 // from its history once they are decided.
-func (h *Host) runTurn(ctx context.Context, sess api.Session, turnID string) {
+func (h *Host) runTurn(ctx context.Context, sess api.Session, f store.Fence) {
+	turnID := f.TurnID
 	ctx, span := h.telemetry.tracer.Start(ctx, "agent.turn", trace.WithAttributes(
 		attribute.String("session.id", sess.ID), attribute.String("turn.id", turnID), attribute.String("session.channel", sess.Channel)))
 	defer span.End()
@@ -47,7 +49,7 @@ func (h *Host) runTurn(ctx context.Context, sess api.Session, turnID string) {
 		// Stop holding the turn before parking it, and before a resumption
 		// (possibly right here) tracks it afresh.
 		h.leases.untrack(sess.ID, turnID)
-		if err := h.log.ParkTurn(context.WithoutCancel(ctx), sess.ID, turnID); err != nil {
+		if err := h.log.ParkTurn(context.WithoutCancel(ctx), f); err != nil {
 			h.logger.Error("parking a turn", "session", sess.ID, "turn", turnID, "err", err)
 			return
 		}
@@ -60,7 +62,7 @@ func (h *Host) runTurn(ctx context.Context, sess api.Session, turnID string) {
 	if err != nil {
 		end = api.TurnFailed{Reason: failureReason(ctx, err), Steps: &steps}
 	}
-	if err := h.endTurn(ctx, sess.ID, turnID, end); err != nil {
+	if err := h.endTurn(ctx, f, end); err != nil {
 		h.logger.Error("ending a turn", "session", sess.ID, "turn", turnID, "err", err)
 	}
 }

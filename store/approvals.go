@@ -58,6 +58,11 @@ func (s *sqlStore) CreateApproval(ctx context.Context, a api.Approval, events ..
 			}
 			return err
 		}
+		if s.jobs != nil {
+			if err := s.jobs.insert(ctx, tx, JobSpec{Kind: JobExpireApproval, Key: a.CallID, At: a.ExpiresAt}); err != nil {
+				return err
+			}
+		}
 		if a.SessionID != "" && len(events) > 0 {
 			out, err = s.appendTx(ctx, tx, a.SessionID, now, withTurn(events, a.TurnID))
 		}
@@ -113,9 +118,21 @@ func (s *sqlStore) ResolveApproval(ctx context.Context, p ResolveApprovalParams)
 	if p.Approved {
 		status, holder, until = api.ApprovalApproved, p.Executor.Holder, micros(now.Add(p.Executor.TTL))
 	}
-	res, err := s.write.ExecContext(ctx, s.q(`UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, reason = ?, executor = ?, executor_expires = ?
-		WHERE call_id = ? AND status = ? AND expires_at > ?`),
-		string(status), p.By, micros(now), p.Reason, holder, until, p.CallID, string(api.ApprovalPending), micros(now))
+	var won bool
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.q(`UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, reason = ?, executor = ?, executor_expires = ?
+			WHERE call_id = ? AND status = ? AND expires_at > ?`),
+			string(status), p.By, micros(now), p.Reason, holder, until, p.CallID, string(api.ApprovalPending), micros(now))
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		won = n == 1
+		if won && p.Approved && s.jobs != nil {
+			return s.jobs.insert(ctx, tx, JobSpec{Kind: JobWatchCall, Key: p.CallID, At: now.Add(p.Executor.TTL)})
+		}
+		return nil
+	})
 	if err != nil {
 		return api.Approval{}, fmt.Errorf("resolving approval: %w", err)
 	}
@@ -123,7 +140,7 @@ func (s *sqlStore) ResolveApproval(ctx context.Context, p ResolveApprovalParams)
 	if rerr != nil {
 		return api.Approval{}, rerr
 	}
-	if n, _ := res.RowsAffected(); n == 1 {
+	if won {
 		return a, nil
 	}
 	if a.Status != api.ApprovalPending {
@@ -134,6 +151,58 @@ func (s *sqlStore) ResolveApproval(ctx context.Context, p ResolveApprovalParams)
 	}
 	return a, ErrExpired // pending, but past its expiry
 }
+
+// ExpireApproval implements Tx.
+func (s *sqlStore) ExpireApproval(ctx context.Context, callID string, now time.Time) (api.Approval, error) {
+	out, err := queryAll(ctx, s.write, s.q(`UPDATE approvals SET status = ?, decided_at = ? WHERE call_id = ? AND status = ? AND expires_at <= ? RETURNING `+approvalColumns),
+		[]any{string(api.ApprovalExpired), micros(now), callID, string(api.ApprovalPending), micros(now)}, scanApprovalRow)
+	if err != nil {
+		return api.Approval{}, fmt.Errorf("expiring approval: %w", err)
+	}
+	if len(out) == 1 {
+		return out[0], nil
+	}
+	a, err := s.Approval(ctx, callID)
+	if err != nil {
+		return api.Approval{}, err
+	}
+	if a.Status == api.ApprovalPending {
+		return a, ErrBusy
+	}
+	return a, ErrAlreadyResolved
+}
+
+// OrphanedApproval implements Tx.
+func (s *sqlStore) OrphanedApproval(ctx context.Context, callID string, now time.Time) (api.Approval, error) {
+	query := `SELECT ` + approvalColumns + `, executor_expires FROM approvals WHERE call_id = ?`
+	if s.dialect.RowLocks {
+		query += ` FOR UPDATE`
+	}
+	var until sql.NullInt64
+	a, err := scanApproval(scanWith{s.read.QueryRowContext(ctx, s.q(query), callID), &until})
+	if errors.Is(err, sql.ErrNoRows) {
+		return api.Approval{}, fmt.Errorf("approval %s: %w", callID, ErrNotFound)
+	}
+	if err != nil {
+		return api.Approval{}, fmt.Errorf("reading approval: %w", err)
+	}
+	switch {
+	case a.Status != api.ApprovalApproved || a.Outcome != nil:
+		return a, ErrNotRunning
+	case until.Valid && until.Int64 >= micros(now):
+		return a, ErrBusy
+	}
+	return a, nil
+}
+
+// scanWith scans a row's leading columns with scanApproval's and its last
+// into extra.
+type scanWith struct {
+	row   interface{ Scan(...any) error }
+	extra any
+}
+
+func (w scanWith) Scan(dest ...any) error { return w.row.Scan(append(dest, w.extra)...) }
 
 func (s *sqlStore) ExpireApprovals(ctx context.Context, now time.Time) ([]api.Approval, error) {
 	out, err := queryAll(ctx, s.write, s.q(`UPDATE approvals SET status = ?, decided_at = ? WHERE status = ? AND expires_at <= ? RETURNING `+approvalColumns),

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/riverqueue/river/riverdriver"
+
 	"github.com/agentsdk/agentsdk/api"
 )
 
@@ -43,16 +45,35 @@ type Dialect struct {
 	// column in files, the table file_chunks): the store implements
 	// [Blobs], so that every host sharing the database reads them.
 	FileContents bool
+	// River, if set, makes the store run durable jobs ([Jobs]) on River
+	// with this driver over the write database; River's migrations are
+	// applied with the store's.
+	River func(*sql.DB) riverdriver.Driver[*sql.Tx]
+}
+
+// querier is a database or a transaction.
+type querier interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	QueryRowContext(context.Context, string, ...any) *sql.Row
 }
 
 // sqlStore implements Store in portable SQL.
 type sqlStore struct {
-	write   *sql.DB // writes, serialised on SQLite by the driver's pool
-	read    *sql.DB // reads
+	db      *sql.DB // the write database: transactions begin here
+	write   querier // writes, serialised on SQLite by the driver's pool
+	read    querier // reads
 	dialect Dialect
 	now     func() time.Time
 	// numbered caches q's rewrites for numbered placeholders: query → SQL.
-	numbered sync.Map
+	numbered *sync.Map
+	// jobs runs the durable jobs, if the dialect has River.
+	jobs *riverJobs
+	// txn is set in a store bound to one transaction (a job's, or InTx's):
+	// every statement runs in it, and tx nests into it.
+	txn *sql.Tx
+	// after collects a bound store's AfterCommit functions.
+	after *[]func()
 }
 
 var _ Store = (*sqlStore)(nil)
@@ -67,9 +88,16 @@ func New(ctx context.Context, write, read *sql.DB, d Dialect) (Store, error) {
 	if d.Migrations == nil {
 		return nil, fmt.Errorf("opening %s store: the dialect has no migrations", d.Name)
 	}
-	s := &sqlStore{write: write, read: read, dialect: d, now: time.Now}
+	s := &sqlStore{db: write, write: write, read: read, dialect: d, now: time.Now, numbered: &sync.Map{}}
 	if err := s.migrate(ctx); err != nil {
 		return nil, err
+	}
+	if d.River != nil {
+		j, err := newRiverJobs(ctx, s, d.River(write))
+		if err != nil {
+			return nil, err
+		}
+		s.jobs = j
 	}
 	if d.FileContents {
 		return &blobStore{s}, nil
@@ -105,7 +133,10 @@ func numberPlaceholders(query string) string {
 }
 
 func (s *sqlStore) tx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.write.BeginTx(ctx, nil)
+	if s.txn != nil {
+		return fn(s.txn)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -157,9 +188,13 @@ func pageLimit(p Page) int {
 }
 
 func (s *sqlStore) Close() error {
-	err := s.write.Close()
-	if s.read != s.write {
-		err = errors.Join(err, s.read.Close())
+	var err error
+	if s.jobs != nil {
+		err = s.jobs.close()
+	}
+	err = errors.Join(err, s.db.Close())
+	if r, ok := s.read.(*sql.DB); ok && r != s.db {
+		err = errors.Join(err, r.Close())
 	}
 	return err
 }
@@ -329,21 +364,21 @@ func (s *sqlStore) Events(ctx context.Context, sessionID string, after int64, li
 	return out, nil
 }
 
-func (s *sqlStore) BeginTurn(ctx context.Context, p BeginTurnParams) ([]api.Event, error) {
+func (s *sqlStore) BeginTurn(ctx context.Context, p BeginTurnParams) (Hold, []api.Event, error) {
 	t, lease := p.Turn, p.Lease
 	now := s.now().UTC().Truncate(time.Microsecond)
 	if t.StartedAt.IsZero() {
 		t.StartedAt = now
 	}
 	var out []api.Event
+	var h Hold
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, s.q(`UPDATE sessions SET turn_id = ?, lease_holder = ?, lease_expires = ?, lease_token = lease_token + 1
-			WHERE id = ? AND (turn_id IS NULL OR lease_expires < ?)`),
-			t.ID, lease.Holder, micros(now.Add(lease.TTL)), t.SessionID, micros(now))
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		var prev sql.NullString
+		err := tx.QueryRowContext(ctx, s.q(`UPDATE sessions SET turn_id = ?, lease_holder = ?, lease_expires = ?, lease_token = lease_token + 1,
+			home = ?, prev_home = home
+			WHERE id = ? AND (turn_id IS NULL OR lease_expires < ?) RETURNING lease_token, prev_home`),
+			t.ID, lease.Holder, micros(now.Add(lease.TTL)), lease.Home, t.SessionID, micros(now)).Scan(&h.Token, &prev)
+		if errors.Is(err, sql.ErrNoRows) {
 			var exists int
 			if err := tx.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM sessions WHERE id = ?`), t.SessionID).Scan(&exists); err != nil {
 				return err
@@ -353,8 +388,15 @@ func (s *sqlStore) BeginTurn(ctx context.Context, p BeginTurnParams) ([]api.Even
 			}
 			return ErrBusy
 		}
+		if err != nil {
+			return err
+		}
+		h.SessionID, h.TurnID, h.PrevHome = t.SessionID, t.ID, prev.String
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO turns (session_id, id, kind, status, reason, started_at) VALUES (?, ?, ?, ?, '', ?)`),
 			t.SessionID, t.ID, string(t.Kind), string(api.TurnStatusRunning), micros(t.StartedAt)); err != nil {
+			return err
+		}
+		if err := s.watchTurn(ctx, tx, h.Fence, now.Add(lease.TTL)); err != nil {
 			return err
 		}
 		out, err = s.appendTx(ctx, tx, t.SessionID, now, withTurn(p.Events, t.ID))
@@ -362,53 +404,146 @@ func (s *sqlStore) BeginTurn(ctx context.Context, p BeginTurnParams) ([]api.Even
 	})
 	if err != nil {
 		if errors.Is(err, ErrBusy) || errors.Is(err, ErrNotFound) {
-			return nil, err
+			return Hold{}, nil, err
 		}
-		return nil, fmt.Errorf("beginning turn: %w", err)
+		return Hold{}, nil, fmt.Errorf("beginning turn: %w", err)
 	}
-	return out, nil
+	return h, out, nil
 }
 
-func (s *sqlStore) RenewLease(ctx context.Context, sessionID, turnID string, lease Lease) error {
+// watchTurn schedules the job that ends a turn whose lease runs out
+// (its host died), if the store runs jobs.
+func (s *sqlStore) watchTurn(ctx context.Context, tx *sql.Tx, f Fence, at time.Time) error {
+	if s.jobs == nil {
+		return nil
+	}
+	return s.jobs.insert(ctx, tx, JobSpec{Kind: JobWatchTurn, Key: TurnJobKey(f), At: at})
+}
+
+// fenced is the condition that a session's lease is the fence's.
+const fenced = `id = ? AND turn_id = ? AND lease_token = ? AND lease_expires IS NOT NULL`
+
+func (s *sqlStore) RenewLease(ctx context.Context, f Fence, lease Lease) error {
 	// A parked turn (no lease) stays parked: a renewal racing ParkTurn
 	// must not give it a lease that would later expire.
-	res, err := s.write.ExecContext(ctx, s.q(`UPDATE sessions SET lease_expires = ? WHERE id = ? AND turn_id = ? AND lease_expires IS NOT NULL`),
-		micros(s.now().Add(lease.TTL)), sessionID, turnID)
+	res, err := s.write.ExecContext(ctx, s.q(`UPDATE sessions SET lease_expires = ? WHERE `+fenced),
+		micros(s.now().Add(lease.TTL)), f.SessionID, f.TurnID, f.Token)
 	if err != nil {
 		return fmt.Errorf("renewing lease: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotRunning
+		return ErrLeaseLost
 	}
 	return nil
+}
+
+// holdsTx checks, locking the session's row where the database has row
+// locks, that the fence holds the session; ErrLeaseLost if not.
+func (s *sqlStore) holdsTx(ctx context.Context, tx *sql.Tx, f Fence) error {
+	query := `SELECT 1 FROM sessions WHERE ` + fenced
+	if s.dialect.RowLocks {
+		query += ` FOR UPDATE`
+	}
+	var one int
+	err := tx.QueryRowContext(ctx, s.q(query), f.SessionID, f.TurnID, f.Token).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrLeaseLost
+	}
+	return err
+}
+
+func (s *sqlStore) AppendTurn(ctx context.Context, f Fence, events ...api.Event) ([]api.Event, error) {
+	var out []api.Event
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if err := s.holdsTx(ctx, tx, f); err != nil {
+			return err
+		}
+		var err error
+		out, err = s.appendTx(ctx, tx, f.SessionID, s.now().UTC().Truncate(time.Microsecond), events)
+		return err
+	})
+	if errors.Is(err, ErrLeaseLost) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("appending events: %w", err)
+	}
+	return out, nil
 }
 
 func (s *sqlStore) EndTurn(ctx context.Context, p EndTurnParams) ([]api.Event, error) {
 	now := s.now().UTC().Truncate(time.Microsecond)
 	var out []api.Event
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, s.q(`UPDATE turns SET status = ?, reason = ?, ended_at = ? WHERE session_id = ? AND id = ? AND status = ?`),
-			string(p.Status), p.Reason, micros(now), p.SessionID, p.TurnID, string(api.TurnStatusRunning))
+		query := `SELECT COALESCE(turn_id, ''), lease_token, lease_expires FROM sessions WHERE id = ?`
+		if s.dialect.RowLocks {
+			query += ` FOR UPDATE`
+		}
+		var holder string
+		var token int64
+		var expires sql.NullInt64
+		err := tx.QueryRowContext(ctx, s.q(query), p.SessionID).Scan(&holder, &token, &expires)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotRunning
+		}
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		var status string
+		err = tx.QueryRowContext(ctx, s.q(`SELECT status FROM turns WHERE session_id = ? AND id = ?`), p.SessionID, p.TurnID).Scan(&status)
+		if errors.Is(err, sql.ErrNoRows) || status != string(api.TurnStatusRunning) {
 			return ErrNotRunning
 		}
-		if _, err := tx.ExecContext(ctx, s.q(`UPDATE sessions SET turn_id = NULL, lease_holder = NULL, lease_expires = NULL WHERE id = ? AND turn_id = ?`),
-			p.SessionID, p.TurnID); err != nil {
+		if err != nil {
 			return err
+		}
+		if err := endable(p, holder == p.TurnID, token, expires, micros(now)); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`UPDATE turns SET status = ?, reason = ?, ended_at = ? WHERE session_id = ? AND id = ?`),
+			string(p.Status), p.Reason, micros(now), p.SessionID, p.TurnID); err != nil {
+			return err
+		}
+		if holder == p.TurnID {
+			if _, err := tx.ExecContext(ctx, s.q(`UPDATE sessions SET turn_id = NULL, lease_holder = NULL, lease_expires = NULL WHERE id = ?`),
+				p.SessionID); err != nil {
+				return err
+			}
 		}
 		out, err = s.appendTx(ctx, tx, p.SessionID, now, withTurn(p.Events, p.TurnID))
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, ErrNotRunning) {
+		if errors.Is(err, ErrNotRunning) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrBusy) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("ending turn: %w", err)
 	}
 	return out, nil
+}
+
+// endable says whether a running turn may end under p, given whether it
+// holds its session and the session's lease token and expiry (null while
+// parked): nil, ErrLeaseLost, ErrBusy (its lease is live) or ErrNotRunning
+// (it is parked).
+func endable(p EndTurnParams, holds bool, token int64, expires sql.NullInt64, now int64) error {
+	if !p.Expired {
+		if p.Token != 0 && (!holds || token != p.Token) {
+			return ErrLeaseLost
+		}
+		return nil
+	}
+	switch {
+	case !holds:
+		return nil // another turn took the session after its lease ran out
+	case p.Token != 0 && token != p.Token:
+		return ErrLeaseLost // resumed since: the newer hold is watched on its own
+	case !expires.Valid:
+		return ErrNotRunning // parked
+	case expires.Int64 >= now:
+		return ErrBusy
+	}
+	return nil
 }
 
 func (s *sqlStore) ExpiredTurns(ctx context.Context, now time.Time) ([]api.Turn, error) {
@@ -441,28 +576,41 @@ func (s *sqlStore) Turn(ctx context.Context, sessionID, turnID string) (api.Turn
 	return t, nil
 }
 
-func (s *sqlStore) ParkTurn(ctx context.Context, sessionID, turnID string) error {
-	res, err := s.write.ExecContext(ctx, s.q(`UPDATE sessions SET lease_holder = '', lease_expires = NULL WHERE id = ? AND turn_id = ?`), sessionID, turnID)
+func (s *sqlStore) ParkTurn(ctx context.Context, f Fence) error {
+	res, err := s.write.ExecContext(ctx, s.q(`UPDATE sessions SET lease_holder = '', lease_expires = NULL WHERE `+fenced), f.SessionID, f.TurnID, f.Token)
 	if err != nil {
 		return fmt.Errorf("parking turn: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotRunning
+		return ErrLeaseLost
 	}
 	return nil
 }
 
-func (s *sqlStore) ResumeTurn(ctx context.Context, sessionID, turnID string, lease Lease) error {
-	res, err := s.write.ExecContext(ctx, s.q(`UPDATE sessions SET lease_holder = ?, lease_expires = ?, lease_token = lease_token + 1
-		WHERE id = ? AND turn_id = ? AND lease_expires IS NULL`),
-		lease.Holder, micros(s.now().Add(lease.TTL)), sessionID, turnID)
+func (s *sqlStore) ResumeTurn(ctx context.Context, sessionID, turnID string, lease Lease) (Hold, error) {
+	now := s.now()
+	h := Hold{Fence: Fence{SessionID: sessionID, TurnID: turnID}}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var prev sql.NullString
+		err := tx.QueryRowContext(ctx, s.q(`UPDATE sessions SET lease_holder = ?, lease_expires = ?, lease_token = lease_token + 1, home = ?, prev_home = home
+			WHERE id = ? AND turn_id = ? AND lease_expires IS NULL RETURNING lease_token, prev_home`),
+			lease.Holder, micros(now.Add(lease.TTL)), lease.Home, sessionID, turnID).Scan(&h.Token, &prev)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotRunning
+		}
+		if err != nil {
+			return err
+		}
+		h.PrevHome = prev.String
+		return s.watchTurn(ctx, tx, h.Fence, now.Add(lease.TTL))
+	})
+	if errors.Is(err, ErrNotRunning) {
+		return Hold{}, err
+	}
 	if err != nil {
-		return fmt.Errorf("resuming turn: %w", err)
+		return Hold{}, fmt.Errorf("resuming turn: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotRunning
-	}
-	return nil
+	return h, nil
 }
 
 func (s *sqlStore) ParkedTurns(ctx context.Context) ([]api.Turn, error) {

@@ -42,6 +42,10 @@ var (
 	ErrConflict = errors.New("version conflict")
 	// ErrBadCursor: a cursor the store did not make.
 	ErrBadCursor = errors.New("invalid cursor")
+	// ErrLeaseLost: a turn's write carried a fence that no longer holds
+	// its session: another host took the session over (the turn's lease
+	// had expired), or the turn ended or parked. The write did nothing.
+	ErrLeaseLost = errors.New("lost the session's lease")
 	// ErrSchemaTooNew: the database's schema is at a version this binary
 	// does not know: a newer binary migrated it. The store refuses to open
 	// rather than write to tables it does not understand.
@@ -54,6 +58,28 @@ var (
 type Lease struct {
 	Holder string
 	TTL    time.Duration
+	// Home names where the holder keeps the session's workspace (a host's
+	// machine and state directory): a turn begun with another Home than
+	// the session's last one learns it from [Hold.PrevHome].
+	Home string
+}
+
+// Fence is a running turn's claim on its session, carried by every write
+// the turn makes: the store refuses it with [ErrLeaseLost] once the
+// session's lease token has moved on (another host took the session after
+// the lease expired), so a paused or partitioned host cannot write after
+// losing its lease.
+type Fence struct {
+	SessionID string
+	TurnID    string
+	Token     int64
+}
+
+// Hold is what BeginTurn and ResumeTurn give a turn: its fence, and the
+// Home of the session's previous holder ("" if none, or unknown).
+type Hold struct {
+	Fence
+	PrevHome string
 }
 
 // Page asks for part of a list: at most Limit items after Cursor.
@@ -82,6 +108,13 @@ type BeginTurnParams struct {
 type EndTurnParams struct {
 	SessionID string
 	TurnID    string
+	// Token is the turn's fence: the end fails with ErrLeaseLost if the
+	// session's lease token moved on. 0 skips the check (with Expired).
+	Token int64
+	// Expired ends the turn only if its lease has run out (its host died)
+	// or it no longer holds its session: ErrBusy while the lease is live,
+	// ErrNotRunning if the turn is parked. What a recovery uses.
+	Expired bool
 	Status    api.TurnStatus // completed or failed
 	Reason    string
 	// Events are appended in the same transaction (turn.completed, …).
@@ -140,26 +173,32 @@ type Sessions interface {
 	ListSessions(ctx context.Context, p Page) ([]api.Session, string, error)
 
 	// BeginTurn records a running turn and makes it the session's one
-	// running turn, appending p.Events in the same transaction. It fails
-	// with ErrBusy while another turn's lease holds, ErrNotFound without
-	// the session.
-	BeginTurn(ctx context.Context, p BeginTurnParams) ([]api.Event, error)
-	// RenewLease extends a running turn's lease; ErrNotRunning if the turn
-	// no longer holds the session or is parked.
-	RenewLease(ctx context.Context, sessionID, turnID string, lease Lease) error
+	// running turn, appending p.Events in the same transaction; the hold's
+	// token is the session's lease token, moved on. It fails with ErrBusy
+	// while another turn's lease holds, ErrNotFound without the session.
+	BeginTurn(ctx context.Context, p BeginTurnParams) (Hold, []api.Event, error)
+	// RenewLease extends a running turn's lease; ErrLeaseLost if the fence
+	// no longer holds the session (ended, parked, taken over).
+	RenewLease(ctx context.Context, f Fence, lease Lease) error
+	// AppendTurn appends events to a session's stream as Append does, for
+	// a running turn: ErrLeaseLost, appending nothing, if the fence no
+	// longer holds the session.
+	AppendTurn(ctx context.Context, f Fence, events ...api.Event) ([]api.Event, error)
 	// EndTurn ends a running turn, releases the session and appends
-	// p.Events, atomically. ErrNotRunning if the turn has already ended.
+	// p.Events, atomically. ErrNotRunning if the turn has already ended;
+	// see EndTurnParams for the fence.
 	EndTurn(ctx context.Context, p EndTurnParams) ([]api.Event, error)
 	// ExpiredTurns lists running turns whose lease expired before now.
 	ExpiredTurns(ctx context.Context, now time.Time) ([]api.Turn, error)
 	// Turn returns a turn.
 	Turn(ctx context.Context, sessionID, turnID string) (api.Turn, error)
 	// ParkTurn keeps a turn running without a lease while it waits for
-	// approvals: no host holds it, and it does not expire.
-	ParkTurn(ctx context.Context, sessionID, turnID string) error
-	// ResumeTurn takes a parked turn's lease again; ErrNotRunning if it is
-	// not parked (another host resumed or ended it).
-	ResumeTurn(ctx context.Context, sessionID, turnID string, lease Lease) error
+	// approvals: no host holds it, and it does not expire. ErrLeaseLost if
+	// the fence no longer holds the session.
+	ParkTurn(ctx context.Context, f Fence) error
+	// ResumeTurn takes a parked turn's lease again, moving the token on;
+	// ErrNotRunning if it is not parked (another host resumed or ended it).
+	ResumeTurn(ctx context.Context, sessionID, turnID string, lease Lease) (Hold, error)
 	// ParkedTurns lists parked turns.
 	ParkedTurns(ctx context.Context) ([]api.Turn, error)
 

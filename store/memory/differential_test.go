@@ -71,7 +71,11 @@ func (in *input) n(max int) int {
 func (in *input) pick(choices ...string) string { return choices[in.n(len(choices))] }
 
 func (in *input) lease() store.Lease {
-	return store.Lease{Holder: in.pick("h1", "h2"), TTL: []time.Duration{time.Minute, -time.Minute}[in.n(2)]}
+	return store.Lease{Holder: in.pick("h1", "h2"), TTL: []time.Duration{time.Minute, -time.Minute}[in.n(2)], Home: in.pick("", "a", "b")}
+}
+
+func (in *input) fence() store.Fence {
+	return store.Fence{SessionID: in.pick("s1", "s2"), TurnID: in.pick("t1", "t2", "t3"), Token: int64(in.n(4))}
 }
 
 func (in *input) page() store.Page { return store.Page{Limit: in.n(4)} }
@@ -115,22 +119,27 @@ var ops = []op{
 	}},
 	{"BeginTurn", func(ctx context.Context, s store.Store, in *input) string {
 		t := api.Turn{SessionID: in.pick("s1", "s2", "s3"), ID: in.pick("t1", "t2", "t3"), Kind: api.TurnModel}
-		return show(s.BeginTurn(ctx, store.BeginTurnParams{Turn: t, Lease: in.lease(), Events: in.events()}))
+		h, evs, err := s.BeginTurn(ctx, store.BeginTurnParams{Turn: t, Lease: in.lease(), Events: in.events()})
+		return show(h, err) + show(evs, err)
+	}},
+	{"AppendTurn", func(ctx context.Context, s store.Store, in *input) string {
+		return show(s.AppendTurn(ctx, in.fence(), in.events()...))
 	}},
 	{"EndTurn", func(ctx context.Context, s store.Store, in *input) string {
 		p := store.EndTurnParams{SessionID: in.pick("s1", "s2"), TurnID: in.pick("t1", "t2", "t3"),
 			Status: api.TurnStatus(in.pick("completed", "failed")), Reason: in.pick("", "boom")}
+		p.Token, p.Expired = int64(in.n(4)), in.n(2) == 0
 		p.Events = in.events()
 		return show(s.EndTurn(ctx, p))
 	}},
 	{"RenewLease", func(ctx context.Context, s store.Store, in *input) string {
-		return show(0, s.RenewLease(ctx, in.pick("s1", "s2"), in.pick("t1", "t2", "t3"), in.lease()))
+		return show(0, s.RenewLease(ctx, in.fence(), in.lease()))
 	}},
 	{"ParkTurn", func(ctx context.Context, s store.Store, in *input) string {
-		return show(0, s.ParkTurn(ctx, in.pick("s1", "s2"), in.pick("t1", "t2", "t3")))
+		return show(0, s.ParkTurn(ctx, in.fence()))
 	}},
 	{"ResumeTurn", func(ctx context.Context, s store.Store, in *input) string {
-		return show(0, s.ResumeTurn(ctx, in.pick("s1", "s2"), in.pick("t1", "t2", "t3"), in.lease()))
+		return show(s.ResumeTurn(ctx, in.pick("s1", "s2"), in.pick("t1", "t2", "t3"), in.lease()))
 	}},
 	{"Turn", func(ctx context.Context, s store.Store, in *input) string {
 		return show(s.Turn(ctx, in.pick("s1", "s2"), in.pick("t1", "t2", "t3")))

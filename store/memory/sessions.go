@@ -22,7 +22,11 @@ type session struct {
 	// parked; leaseExpires is then meaningless.
 	leased       bool
 	leaseExpires time.Time
-	turns        map[string]*api.Turn
+	// token is the lease token: moved on by every BeginTurn and ResumeTurn.
+	token int64
+	// home is the Lease.Home of the last turn begun or resumed.
+	home  string
+	turns map[string]*api.Turn
 	events       []api.Event
 }
 
@@ -34,6 +38,19 @@ func (s *session) held(now time.Time) bool {
 
 // holds reports whether turnID is the session's running turn.
 func (s *session) holds(turnID string) bool { return s.running && s.RunningTurn == turnID }
+
+// fenced reports whether f holds the session with a lease (not parked).
+func (s *session) fenced(f store.Fence) bool { return s.holds(f.TurnID) && s.leased && s.token == f.Token }
+
+// take gives the session's lease to a turn, moving the token on.
+func (s *session) take(f *store.Fence, lease store.Lease, now time.Time) string {
+	s.leased, s.leaseExpires = true, now.Add(lease.TTL)
+	s.token++
+	prev := s.home
+	s.home = lease.Home
+	f.Token = s.token
+	return prev
+}
 
 func copyTurn(t *api.Turn) api.Turn {
 	c := *t
@@ -157,7 +174,7 @@ func (m *memStore) Events(ctx context.Context, sessionID string, after int64, li
 	return out, nil
 }
 
-func (m *memStore) BeginTurn(ctx context.Context, p store.BeginTurnParams) ([]api.Event, error) {
+func (m *memStore) BeginTurn(ctx context.Context, p store.BeginTurnParams) (store.Hold, []api.Event, error) {
 	t := p.Turn
 	now := m.clock()
 	if t.StartedAt.IsZero() {
@@ -167,33 +184,49 @@ func (m *memStore) BeginTurn(ctx context.Context, p store.BeginTurnParams) ([]ap
 	defer m.mu.Unlock()
 	s, ok := m.sessions[t.SessionID]
 	if !ok {
-		return nil, fmt.Errorf("session %s: %w", t.SessionID, store.ErrNotFound)
+		return store.Hold{}, nil, fmt.Errorf("session %s: %w", t.SessionID, store.ErrNotFound)
 	}
 	if s.held(now) {
-		return nil, store.ErrBusy
+		return store.Hold{}, nil, store.ErrBusy
 	}
 	if _, ok := s.turns[t.ID]; ok {
 		// Not ErrExists, which is for sessions and approvals: the SQL
 		// store fails on the turns table's key, with no sentinel.
-		return nil, fmt.Errorf("beginning turn: turn %s of session %s exists", t.ID, t.SessionID)
+		return store.Hold{}, nil, fmt.Errorf("beginning turn: turn %s of session %s exists", t.ID, t.SessionID)
 	}
-	s.running, s.RunningTurn, s.leased, s.leaseExpires = true, t.ID, true, now.Add(p.Lease.TTL)
+	s.running, s.RunningTurn = true, t.ID
+	h := store.Hold{Fence: store.Fence{SessionID: t.SessionID, TurnID: t.ID}}
+	h.PrevHome = s.take(&h.Fence, p.Lease, now)
 	s.turns[t.ID] = &api.Turn{SessionID: t.SessionID, ID: t.ID, Kind: t.Kind, Status: api.TurnStatusRunning, StartedAt: micro(t.StartedAt)}
-	return appendLocked(s, now, withTurn(p.Events, t.ID)), nil
+	return h, appendLocked(s, now, withTurn(p.Events, t.ID)), nil
 }
 
-func (m *memStore) RenewLease(ctx context.Context, sessionID, turnID string, lease store.Lease) error {
+func (m *memStore) RenewLease(ctx context.Context, f store.Fence, lease store.Lease) error {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	// A parked turn (no lease) stays parked: a renewal racing ParkTurn
 	// must not give it a lease that would later expire.
-	s, ok := m.sessions[sessionID]
-	if !ok || !s.holds(turnID) || !s.leased {
-		return store.ErrNotRunning
+	s, ok := m.sessions[f.SessionID]
+	if !ok || !s.fenced(f) {
+		return store.ErrLeaseLost
 	}
 	s.leaseExpires = now.Add(lease.TTL)
 	return nil
+}
+
+func (m *memStore) AppendTurn(ctx context.Context, f store.Fence, events ...api.Event) ([]api.Event, error) {
+	now := m.clock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[f.SessionID]
+	if !ok || !s.fenced(f) {
+		return nil, store.ErrLeaseLost
+	}
+	if len(events) == 0 {
+		return nil, nil
+	}
+	return appendLocked(s, now, events), nil
 }
 
 func (m *memStore) EndTurn(ctx context.Context, p store.EndTurnParams) ([]api.Event, error) {
@@ -208,8 +241,20 @@ func (m *memStore) EndTurn(ctx context.Context, p store.EndTurnParams) ([]api.Ev
 	if !ok || t.Status != api.TurnStatusRunning {
 		return nil, store.ErrNotRunning
 	}
+	holds := s.holds(p.TurnID)
+	switch {
+	case !p.Expired && p.Token != 0 && (!holds || s.token != p.Token):
+		return nil, store.ErrLeaseLost
+	case !p.Expired || !holds:
+	case p.Token != 0 && s.token != p.Token:
+		return nil, store.ErrLeaseLost // resumed since
+	case !s.leased:
+		return nil, store.ErrNotRunning // parked
+	case !lapsed(s.leaseExpires, now):
+		return nil, store.ErrBusy
+	}
 	t.Status, t.Reason, t.EndedAt = p.Status, p.Reason, &now
-	if s.holds(p.TurnID) {
+	if holds {
 		s.running, s.RunningTurn, s.leased = false, "", false
 	}
 	return appendLocked(s, now, withTurn(p.Events, p.TurnID)), nil
@@ -243,27 +288,28 @@ func (m *memStore) Turn(ctx context.Context, sessionID, turnID string) (api.Turn
 	return api.Turn{}, fmt.Errorf("turn %s: %w", turnID, store.ErrNotFound)
 }
 
-func (m *memStore) ParkTurn(ctx context.Context, sessionID, turnID string) error {
+func (m *memStore) ParkTurn(ctx context.Context, f store.Fence) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s, ok := m.sessions[sessionID]
-	if !ok || !s.holds(turnID) {
-		return store.ErrNotRunning
+	s, ok := m.sessions[f.SessionID]
+	if !ok || !s.fenced(f) {
+		return store.ErrLeaseLost
 	}
 	s.leased = false
 	return nil
 }
 
-func (m *memStore) ResumeTurn(ctx context.Context, sessionID, turnID string, lease store.Lease) error {
+func (m *memStore) ResumeTurn(ctx context.Context, sessionID, turnID string, lease store.Lease) (store.Hold, error) {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.sessions[sessionID]
 	if !ok || !s.holds(turnID) || s.leased {
-		return store.ErrNotRunning
+		return store.Hold{}, store.ErrNotRunning
 	}
-	s.leased, s.leaseExpires = true, now.Add(lease.TTL)
-	return nil
+	h := store.Hold{Fence: store.Fence{SessionID: sessionID, TurnID: turnID}}
+	h.PrevHome = s.take(&h.Fence, lease, now)
+	return h, nil
 }
 
 func (m *memStore) ParkedTurns(ctx context.Context) ([]api.Turn, error) {

@@ -40,6 +40,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 
 	"github.com/agentsdk/agentsdk/store"
 )
@@ -77,6 +79,9 @@ var dialect = store.Dialect{
 	UTF8Text:   true,
 	// File contents in file_chunks, so that every host reads them.
 	FileContents: true,
+	// River's database/sql driver, so that its jobs are inserted in the
+	// store's own transactions (*sql.Tx, as on SQLite: one code path).
+	River: func(db *sql.DB) riverdriver.Driver[*sql.Tx] { return riverdatabasesql.New(db) },
 }
 
 func mustSub(fsys fs.FS, dir string) fs.FS {

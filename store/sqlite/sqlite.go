@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -27,7 +29,14 @@ import (
 var migrations embed.FS
 
 // dialect is what the portable SQL needs to know of SQLite.
-var dialect = store.Dialect{Name: "sqlite", IsConflict: isConflict, Migrations: mustSub(migrations, "migrations")}
+var dialect = store.Dialect{
+	Name:       "sqlite",
+	IsConflict: isConflict,
+	Migrations: mustSub(migrations, "migrations"),
+	// River's SQLite driver on the one write connection, so that a job is
+	// inserted in the transaction of the state it watches.
+	River: func(db *sql.DB) riverdriver.Driver[*sql.Tx] { return riversqlite.New(db) },
+}
 
 func mustSub(fsys fs.FS, dir string) fs.FS {
 	sub, err := fs.Sub(fsys, dir)

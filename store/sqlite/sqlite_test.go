@@ -138,15 +138,15 @@ func TestSchemaTooNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.ExecContext(ctx, `INSERT INTO schema_migrations (version) VALUES (5)`); err != nil {
+	if _, err := db.ExecContext(ctx, `INSERT INTO schema_migrations (version) VALUES (6)`); err != nil {
 		t.Fatal(err)
 	}
 	_, err = sqlite.Open(ctx, path)
-	if !errors.Is(err, store.ErrSchemaTooNew) || !strings.Contains(err.Error(), "version 5") || !strings.Contains(err.Error(), "up to 4") {
-		t.Fatalf("Open = %v; want ErrSchemaTooNew naming versions 5 and 4", err)
+	if !errors.Is(err, store.ErrSchemaTooNew) || !strings.Contains(err.Error(), "version 6") || !strings.Contains(err.Error(), "up to 5") {
+		t.Fatalf("Open = %v; want ErrSchemaTooNew naming versions 6 and 5", err)
 	}
 	var n int
-	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations`).Scan(&n); err != nil || n != 5 {
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations`).Scan(&n); err != nil || n != 6 {
 		t.Errorf("schema_migrations has %d rows, %v", n, err)
 	}
 }

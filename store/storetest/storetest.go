@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListApprovalsByStatus", testListApprovals},
 		{"FailedCreateApprovalChangesNothing", testCreateApprovalAtomic},
 		{"ParkedTurns", testParkedTurns},
+		{"Fencing", testFencing},
 		{"KV", testKV},
 		{"KVIfVersion", testKVIfVersion},
 		{"FileMetadata", testFiles},
@@ -67,7 +68,17 @@ func ev(kind api.Kind, data any) api.Event {
 }
 
 func beginTurn(s store.Store, sessionID, turnID string, kind api.TurnKind, lease store.Lease, events ...api.Event) ([]api.Event, error) {
-	return s.BeginTurn(ctx, store.BeginTurnParams{Turn: api.Turn{SessionID: sessionID, ID: turnID, Kind: kind}, Lease: lease, Events: events})
+	_, evs, err := s.BeginTurn(ctx, store.BeginTurnParams{Turn: api.Turn{SessionID: sessionID, ID: turnID, Kind: kind}, Lease: lease, Events: events})
+	return evs, err
+}
+
+func hold(t *testing.T, s store.Store, sessionID, turnID string, lease store.Lease) store.Hold {
+	t.Helper()
+	h, _, err := s.BeginTurn(ctx, store.BeginTurnParams{Turn: api.Turn{SessionID: sessionID, ID: turnID, Kind: api.TurnModel}, Lease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 func endTurn(s store.Store, sessionID, turnID string, status api.TurnStatus, reason string, events ...api.Event) ([]api.Event, error) {
@@ -209,7 +220,8 @@ func testTurns(t *testing.T, s store.Store) {
 	if _, err := beginTurn(s, "nope", "t", api.TurnCall, lease); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("turn in a missing session: %v", err)
 	}
-	if err := s.RenewLease(ctx, "s", "t1", lease); err != nil {
+	f := store.Fence{SessionID: "s", TurnID: "t1", Token: 1}
+	if err := s.RenewLease(ctx, f, lease); err != nil {
 		t.Errorf("RenewLease: %v", err)
 	}
 	ended, err := endTurn(s, "s", "t1", api.TurnStatusCompleted, "", ev(api.KindTurnCompleted, nil))
@@ -219,7 +231,7 @@ func testTurns(t *testing.T, s store.Store) {
 	if _, err := endTurn(s, "s", "t1", api.TurnStatusFailed, "again"); !errors.Is(err, store.ErrNotRunning) {
 		t.Errorf("ending twice: %v", err)
 	}
-	if err := s.RenewLease(ctx, "s", "t1", lease); !errors.Is(err, store.ErrNotRunning) {
+	if err := s.RenewLease(ctx, f, lease); !errors.Is(err, store.ErrLeaseLost) {
 		t.Errorf("renewing an ended turn: %v", err)
 	}
 	turn, err := s.Turn(ctx, "s", "t1")
@@ -319,17 +331,15 @@ func testExpiredLeases(t *testing.T, s store.Store) {
 func testParkedTurns(t *testing.T, s store.Store) {
 	mustSession(t, s, "s")
 	lease := store.Lease{Holder: "h", TTL: -time.Second} // would expire at once
-	if _, err := beginTurn(s, "s", "t1", api.TurnModel, lease); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.ParkTurn(ctx, "s", "t1"); err != nil {
+	h := hold(t, s, "s", "t1", lease)
+	if err := s.ParkTurn(ctx, h.Fence); err != nil {
 		t.Fatal(err)
 	}
 	if expired, _ := s.ExpiredTurns(ctx, time.Now()); len(expired) != 0 {
 		t.Errorf("a parked turn expired: %+v", expired)
 	}
 	// A lease renewal racing the parking leaves the turn parked.
-	if err := s.RenewLease(ctx, "s", "t1", store.Lease{Holder: "h", TTL: -time.Second}); !errors.Is(err, store.ErrNotRunning) {
+	if err := s.RenewLease(ctx, h.Fence, store.Lease{Holder: "h", TTL: -time.Second}); !errors.Is(err, store.ErrLeaseLost) {
 		t.Errorf("renewing a parked turn: %v", err)
 	}
 	if expired, _ := s.ExpiredTurns(ctx, time.Now()); len(expired) != 0 {
@@ -342,17 +352,80 @@ func testParkedTurns(t *testing.T, s store.Store) {
 	if err != nil || len(parked) != 1 || parked[0].ID != "t1" {
 		t.Errorf("ParkedTurns = %+v, %v", parked, err)
 	}
-	if err := s.ResumeTurn(ctx, "s", "t1", store.Lease{Holder: "h2", TTL: time.Minute}); err != nil {
-		t.Fatal(err)
+	resumed, err := s.ResumeTurn(ctx, "s", "t1", store.Lease{Holder: "h2", TTL: time.Minute})
+	if err != nil || resumed.Token <= h.Token {
+		t.Fatalf("ResumeTurn = %+v, %v; the token must move on from %d", resumed, err, h.Token)
 	}
-	if err := s.ResumeTurn(ctx, "s", "t1", store.Lease{Holder: "h3", TTL: time.Minute}); !errors.Is(err, store.ErrNotRunning) {
+	if _, err := s.ResumeTurn(ctx, "s", "t1", store.Lease{Holder: "h3", TTL: time.Minute}); !errors.Is(err, store.ErrNotRunning) {
 		t.Errorf("resumed twice: %v", err)
 	}
 	if parked, _ := s.ParkedTurns(ctx); len(parked) != 0 {
 		t.Errorf("still parked: %+v", parked)
 	}
-	if err := s.ParkTurn(ctx, "s", "nope"); !errors.Is(err, store.ErrNotRunning) {
+	if err := s.ParkTurn(ctx, store.Fence{SessionID: "s", TurnID: "nope", Token: resumed.Token}); !errors.Is(err, store.ErrLeaseLost) {
 		t.Errorf("parking a turn that does not hold its session: %v", err)
+	}
+}
+
+// A turn's writes carry its fence: once another host took the session (the
+// lease had run out), the old holder can neither append, renew, park nor
+// end; a recovery ends a turn only if its lease ran out.
+func testFencing(t *testing.T, s store.Store) {
+	mustSession(t, s, "s")
+	old := hold(t, s, "s", "t1", store.Lease{Holder: "a", TTL: -time.Second, Home: "host-a"})
+	if old.PrevHome != "" {
+		t.Errorf("first hold's PrevHome = %q", old.PrevHome)
+	}
+	if evs, err := s.AppendTurn(ctx, old.Fence, ev("x", nil)); err != nil || len(evs) != 1 || evs[0].Seq != 1 {
+		t.Fatalf("AppendTurn by the holder = %+v, %v", evs, err)
+	}
+	taken := hold(t, s, "s", "t2", store.Lease{Holder: "b", TTL: time.Minute, Home: "host-b"})
+	if taken.Token <= old.Token || taken.PrevHome != "host-a" {
+		t.Errorf("takeover's hold = %+v after %+v", taken, old)
+	}
+	if _, err := s.AppendTurn(ctx, old.Fence, ev("late", nil)); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("AppendTurn after losing the lease: %v", err)
+	}
+	if err := s.RenewLease(ctx, old.Fence, store.Lease{Holder: "a", TTL: time.Minute}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("RenewLease after losing the lease: %v", err)
+	}
+	if err := s.ParkTurn(ctx, old.Fence); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("ParkTurn after losing the lease: %v", err)
+	}
+	if _, err := s.EndTurn(ctx, store.EndTurnParams{SessionID: "s", TurnID: "t1", Token: old.Token, Status: api.TurnStatusCompleted}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("EndTurn after losing the lease: %v", err)
+	}
+	if sess, _ := s.Session(ctx, "s"); sess.LastSeq != 1 || sess.RunningTurn != "t2" {
+		t.Errorf("the old holder changed the session: %+v", sess)
+	}
+	// The recovery closes the old turn, leaving the new one running.
+	if _, err := s.EndTurn(ctx, store.EndTurnParams{SessionID: "s", TurnID: "t1", Expired: true, Status: api.TurnStatusFailed}); err != nil {
+		t.Errorf("recovering the old turn: %v", err)
+	}
+	if _, err := s.EndTurn(ctx, store.EndTurnParams{SessionID: "s", TurnID: "t2", Expired: true, Status: api.TurnStatusFailed}); !errors.Is(err, store.ErrBusy) {
+		t.Errorf("recovering a turn whose lease is live: %v", err)
+	}
+	if _, err := s.AppendTurn(ctx, taken.Fence, ev("y", nil)); err != nil {
+		t.Errorf("AppendTurn by the new holder: %v", err)
+	}
+	if err := s.ParkTurn(ctx, taken.Fence); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendTurn(ctx, taken.Fence, ev("z", nil)); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("AppendTurn while parked: %v", err)
+	}
+	if _, err := s.EndTurn(ctx, store.EndTurnParams{SessionID: "s", TurnID: "t2", Expired: true, Status: api.TurnStatusFailed}); !errors.Is(err, store.ErrNotRunning) {
+		t.Errorf("recovering a parked turn: %v", err)
+	}
+	back, err := s.ResumeTurn(ctx, "s", "t2", store.Lease{Holder: "a", TTL: time.Minute, Home: "host-a"})
+	if err != nil || back.Token <= taken.Token || back.PrevHome != "host-b" {
+		t.Fatalf("ResumeTurn = %+v, %v", back, err)
+	}
+	if err := s.RenewLease(ctx, taken.Fence, store.Lease{Holder: "b", TTL: time.Minute}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("renewing with the token before the resumption: %v", err)
+	}
+	if _, err := s.EndTurn(ctx, store.EndTurnParams{SessionID: "s", TurnID: "t2", Token: back.Token, Status: api.TurnStatusCompleted}); err != nil {
+		t.Errorf("ending with the current token: %v", err)
 	}
 }
 

@@ -1,0 +1,2 @@
+ALTER TABLE sessions ADD COLUMN home TEXT;
+ALTER TABLE sessions ADD COLUMN prev_home TEXT;
