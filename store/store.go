@@ -115,8 +115,8 @@ type EndTurnParams struct {
 	// or it no longer holds its session: ErrBusy while the lease is live,
 	// ErrNotRunning if the turn is parked. What a recovery uses.
 	Expired bool
-	Status    api.TurnStatus // completed or failed
-	Reason    string
+	Status  api.TurnStatus // completed or failed
+	Reason  string
 	// Events are appended in the same transaction (turn.completed, …).
 	Events []api.Event
 }

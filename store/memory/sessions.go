@@ -25,9 +25,9 @@ type session struct {
 	// token is the lease token: moved on by every BeginTurn and ResumeTurn.
 	token int64
 	// home is the Lease.Home of the last turn begun or resumed.
-	home  string
-	turns map[string]*api.Turn
-	events       []api.Event
+	home   string
+	turns  map[string]*api.Turn
+	events []api.Event
 }
 
 // held reports whether the session's running turn holds it at now: a
@@ -40,7 +40,9 @@ func (s *session) held(now time.Time) bool {
 func (s *session) holds(turnID string) bool { return s.running && s.RunningTurn == turnID }
 
 // fenced reports whether f holds the session with a lease (not parked).
-func (s *session) fenced(f store.Fence) bool { return s.holds(f.TurnID) && s.leased && s.token == f.Token }
+func (s *session) fenced(f store.Fence) bool {
+	return s.holds(f.TurnID) && s.leased && s.token == f.Token
+}
 
 // take gives the session's lease to a turn, moving the token on.
 func (s *session) take(f *store.Fence, lease store.Lease, now time.Time) string {
