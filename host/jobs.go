@@ -111,15 +111,14 @@ func (h *Host) expireNow(ctx context.Context, callID string) {
 }
 
 // watchTurnJob ends a turn whose lease ran out (its host died) with
-// turn.failed, and puts itself off while the lease is renewed.
+// turn.failed, and puts itself off while the lease is renewed. The store is
+// the judge: a turn of this very host whose renewals stalled past the TTL
+// is ended too, and its next write finds its fence gone.
 func (h *Host) watchTurnJob(ctx context.Context, tx store.Tx, job store.Job) error {
 	f, err := store.ParseTurnJobKey(job.Key)
 	if err != nil {
 		h.logger.Warn("dropping a job", "kind", job.Kind, "err", err)
 		return nil
-	}
-	if h.leases.runs(f.SessionID, f.TurnID) {
-		return store.Snooze(h.opts.LeaseTTL / 2) // ours, alive; its renewal is late
 	}
 	evs, err := tx.EndTurn(ctx, store.EndTurnParams{
 		SessionID: f.SessionID, TurnID: f.TurnID, Token: f.Token, Expired: true,

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
@@ -29,6 +30,9 @@ type leases struct {
 
 	mu      sync.Mutex
 	running map[string]*runningTurn // by session id
+
+	// paused stops renewals (tests: a paused or partitioned host).
+	paused atomic.Bool
 }
 
 // runningTurn is a turn this host runs.
@@ -53,6 +57,9 @@ func (l *leases) track(parent context.Context, st store.Sessions, logger *slog.L
 	l.running[f.SessionID] = &runningTurn{fence: f, cancel: cancel}
 	l.mu.Unlock()
 	go l.keepAlive(ctx, func(ctx context.Context) bool {
+		if l.paused.Load() {
+			return true
+		}
 		err := st.RenewLease(ctx, f, l.lease())
 		if errors.Is(err, store.ErrLeaseLost) {
 			cancel(errLeaseLost)

@@ -24,9 +24,13 @@ type pgStore struct {
 type blobStore interface {
 	store.Store
 	store.Blobs
+	store.Jobs
 }
 
-var _ store.Notifier = (*pgStore)(nil)
+var (
+	_ store.Notifier = (*pgStore)(nil)
+	_ store.Jobs     = (*pgStore)(nil)
+)
 
 // notifier sends and receives the ids of changed sessions with NOTIFY and
 // LISTEN, on a channel of the schema's own (agentsdk_events_<md5 of the

@@ -23,6 +23,9 @@ func TestConformance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if _, ok := s.(store.Jobs); !ok {
+			t.Fatal("the SQLite store runs no jobs")
+		}
 		return s
 	})
 }

@@ -1,0 +1,122 @@
+package host
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/internal/fakemodel"
+	"github.com/agentsdk/agentsdk/internal/pgtest"
+	"github.com/agentsdk/agentsdk/model"
+	"github.com/agentsdk/agentsdk/model/anthropic"
+	"github.com/agentsdk/agentsdk/store/postgres"
+	"github.com/agentsdk/agentsdk/tool"
+)
+
+// A host that stops renewing its turn's lease (a paused or partitioned
+// process) loses the session: a job closes the turn once the lease has run
+// out, the other host takes the session, and the first host's late model
+// answer is refused by the store, never reaching the stream.
+func TestFencingAfterTakeover(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Schema(t)
+	const hang = 4 * time.Second
+	fake := fakemodel.New(fakemodel.Reply{Text: []string{"late answer"}, Hang: hang})
+	t.Cleanup(fake.Close)
+	set, err := tool.NewSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func() *Host {
+		st, err := postgres.Open(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		p, err := anthropic.New(model.Config{Name: "fake", APIKey: "k", BaseURL: fake.AnthropicURL(), MaxTokens: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := New(set, &Options{StateRoot: t.TempDir(), Store: st, Model: p, LeaseTTL: 600 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() })
+		if err := h.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	a, b := start(), start()
+	sess, _, err := a.Sessions().Create(ctx, SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now()
+	turnA, err := a.Sessions().Send(ctx, sess.ID, "hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.leases.paused.Store(true) // A is alive, but its lease runs out
+
+	waitFor := func(what string, match func(api.Event) bool) []api.Event {
+		t.Helper()
+		deadline := time.Now().Add(45 * time.Second)
+		for {
+			evs, err := b.Sessions().Events(ctx, sess.ID, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range evs {
+				if match(e) {
+					return evs
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s; events: %v", what, evs)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	waitFor("turn.failed for A's turn", func(e api.Event) bool { return e.TurnID == turnA && e.Kind == api.KindTurnFailed })
+	turnB, err := b.Sessions().Send(ctx, sess.ID, "again")
+	if err != nil {
+		t.Fatalf("B takes the session once A's turn is closed: %v", err)
+	}
+	waitFor("turn.completed for B's turn", func(e api.Event) bool { return e.TurnID == turnB && e.Kind == api.KindTurnCompleted })
+
+	// A's model answers now; A tries to stream it.
+	time.Sleep(time.Until(sent.Add(hang + time.Second)))
+	evs, err := b.Sessions().Events(ctx, sess.ID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failedAt := int64(0)
+	var moved *api.WorkspaceMoved
+	for _, e := range evs {
+		if strings.Contains(string(e.Data), "late answer") {
+			t.Errorf("A wrote after losing its lease: %+v", e)
+		}
+		if e.TurnID == turnA && e.Kind == api.KindTurnFailed {
+			failedAt = e.Seq
+		}
+		if failedAt != 0 && e.Seq > failedAt && e.TurnID == turnA {
+			t.Errorf("an event of A's turn after it was closed: %+v", e)
+		}
+		if e.Kind == api.KindWorkspaceMoved && e.TurnID == turnB {
+			m, err := api.Decode[api.WorkspaceMoved](e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			moved = &m
+		}
+	}
+	if moved == nil || moved.From != a.leases.home || moved.To != b.leases.home {
+		t.Errorf("B's turn should record the move from %s to %s: %+v", a.leases.home, b.leases.home, moved)
+	}
+	if a.leases.runs(sess.ID, turnA) {
+		t.Error("A still runs its turn after its write was refused")
+	}
+}
