@@ -83,15 +83,21 @@ func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api
 	if d.By == "" {
 		d.By = "unknown"
 	}
-	if d.SessionID != "" {
-		a, err := ap.h.log.Approval(ctx, callID)
-		if err != nil || a.SessionID != d.SessionID {
-			return api.Approval{}, api.Errorf(api.CodeApprovalNotFound, "%s: %s in session %s", api.ErrApprovalNotFound.Message, callID, d.SessionID)
-		}
+	parked, err := ap.h.log.Approval(ctx, callID)
+	if d.SessionID != "" && (err != nil || parked.SessionID != d.SessionID) {
+		return api.Approval{}, api.Errorf(api.CodeApprovalNotFound, "%s: %s in session %s", api.ErrApprovalNotFound.Message, callID, d.SessionID)
 	}
-	a, err := ap.h.log.ResolveApproval(ctx, store.ResolveApprovalParams{
-		CallID: callID, Approved: d.Approved, By: d.By, Reason: d.Reason, Executor: ap.h.leases.lease(),
-	})
+	if err != nil {
+		return api.Approval{}, storeError(err, approvalNotFound(callID))
+	}
+	// A call outside any session runs here, claimed with the decision; one
+	// in a session is left for the host that takes the session's lease
+	// (drive), which may be this one.
+	p := store.ResolveApprovalParams{CallID: callID, Approved: d.Approved, By: d.By, Reason: d.Reason}
+	if parked.SessionID == "" {
+		p.Executor = ap.h.leases.lease()
+	}
+	a, err := ap.h.log.ResolveApproval(ctx, p)
 	switch {
 	case errors.Is(err, store.ErrAlreadyResolved):
 		return a, &api.Error{Code: api.CodeAlreadyResolved, Approval: &a,
@@ -103,7 +109,7 @@ func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api
 	case err != nil:
 		return api.Approval{}, storeError(err, approvalNotFound(callID))
 	}
-	if err := ap.h.announceDecision(ctx, ap.h.log, a); err != nil {
+	if err := ap.h.announceDecision(ctx, hostWriter{ap.h}, a); err != nil {
 		ap.h.logger.Error("recording a decision", "call", a.CallID, "err", err)
 	}
 	ap.h.wg.Add(1)
@@ -143,7 +149,11 @@ func (h *Host) carryOut(ctx context.Context, a api.Approval) {
 	var out tool.Output
 	switch a.Status {
 	case api.ApprovalApproved:
-		out = h.runApproved(ctx, a)
+		if a.SessionID != "" {
+			h.drive(ctx, a.SessionID, a.TurnID)
+			return
+		}
+		out = h.runApproved(ctx, h.ctx, a)
 	case api.ApprovalDenied:
 		msg := "denied by " + a.DecidedBy
 		if a.Reason != "" {
@@ -155,7 +165,7 @@ func (h *Host) carryOut(ctx context.Context, a api.Approval) {
 	default:
 		return
 	}
-	won, err := h.record(ctx, h.log, a, out, time.Since(start))
+	won, err := h.record(ctx, hostWriter{h}, a, out, time.Since(start))
 	if err != nil {
 		h.logger.Error("recording a call's outcome", "call", a.CallID, "err", err)
 		return
@@ -191,13 +201,15 @@ func (h *Host) record(ctx context.Context, w writer, a api.Approval, out tool.Ou
 func (h *Host) settled(ctx context.Context, a api.Approval, won bool) {
 	h.waiters.notify(a.CallID)
 	if won && a.SessionID != "" {
-		h.maybeResume(context.WithoutCancel(ctx), a.SessionID, a.TurnID)
+		h.drive(ctx, a.SessionID, a.TurnID)
 	}
 }
 
-// runApproved runs an approved call with its stored input, holding it with
-// an executor lease so that a host that dies mid-call is noticed.
-func (h *Host) runApproved(ctx context.Context, a api.Approval) tool.Output {
+// runApproved runs an approved call with its stored input, under parent
+// (the host's context, or the turn's when the host runs the turn),
+// holding it with an executor lease so that a host that dies mid-call is
+// noticed.
+func (h *Host) runApproved(ctx, parent context.Context, a api.Approval) tool.Output {
 	t, ok := h.tools.Lookup(a.Tool)
 	if !ok {
 		return tool.ErrorOutput(fmt.Sprintf("tool %s no longer exists on this host", a.Tool))
@@ -206,7 +218,7 @@ func (h *Host) runApproved(ctx context.Context, a api.Approval) tool.Output {
 	if err != nil {
 		return tool.ErrorOutput("the stored input no longer fits the tool: " + err.Error())
 	}
-	rctx, cancel := context.WithCancel(h.ctx)
+	rctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	go h.leases.keepAlive(rctx, func(ctx context.Context) bool {
 		h.log.RenewExecutor(ctx, a.CallID, h.leases.lease())
@@ -221,38 +233,6 @@ func (h *Host) runApproved(ctx context.Context, a api.Approval) tool.Output {
 		c.session = &sess
 	}
 	return h.run(rctx, c)
-}
-
-// maybeResume lets a parked turn go on once every call it waits for has
-// its result: a model turn runs again from its stored history; a direct
-// call's turn ends.
-func (h *Host) maybeResume(ctx context.Context, sessionID, turnID string) {
-	turn, err := h.log.Turn(ctx, sessionID, turnID)
-	if err != nil || turn.Status != api.TurnStatusRunning {
-		return
-	}
-	if done, err := h.allAnswered(ctx, sessionID, turnID); err != nil || !done {
-		return
-	}
-	if h.ctx.Err() != nil {
-		return // shutting down: the next host resumes it at start
-	}
-	hold, err := h.log.ResumeTurn(ctx, sessionID, turnID, h.leases.lease())
-	if err != nil {
-		return // not parked (still running its other calls), or another host resumed it
-	}
-	h.moved(ctx, hold)
-	if turn.Kind != api.TurnModel {
-		if err := h.endTurn(ctx, hold.Fence, api.TurnCompleted{}); err != nil {
-			h.logger.Error("ending a direct call's turn", "session", sessionID, "turn", turnID, "err", err)
-		}
-		return
-	}
-	sess, err := h.log.Session(ctx, sessionID)
-	if err != nil {
-		return
-	}
-	h.startTurn(sess, hold)
 }
 
 // allAnswered reports whether every call the turn announced, and every call
@@ -291,7 +271,7 @@ func (h *Host) expire(ctx context.Context) error {
 		return err
 	}
 	for _, a := range expired {
-		if err := h.announceDecision(ctx, h.log, a); err != nil {
+		if err := h.announceDecision(ctx, hostWriter{h}, a); err != nil {
 			h.logger.Error("recording a decision", "call", a.CallID, "err", err)
 		}
 		h.carryOut(ctx, a)
@@ -307,7 +287,7 @@ func (h *Host) orphans(ctx context.Context) error {
 		return err
 	}
 	for _, a := range orphaned {
-		won, err := h.record(ctx, h.log, a, interrupted, 0)
+		won, err := h.record(ctx, hostWriter{h}, a, interrupted, 0)
 		if err != nil {
 			return err
 		}

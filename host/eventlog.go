@@ -113,18 +113,37 @@ func events(turnID string, payloads ...api.Payload) []api.Event {
 // taken the session over, they fail (and the turn is cancelled) rather
 // than add to a stream that has moved on.
 func (h *Host) emit(ctx context.Context, sessionID, turnID string, payloads ...api.Payload) error {
+	_, err := h.write(ctx, sessionID, events(turnID, payloads...))
+	return err
+}
+
+// write appends events of one turn as emit does.
+func (h *Host) write(ctx context.Context, sessionID string, evs []api.Event) ([]api.Event, error) {
 	ctx = context.WithoutCancel(ctx)
-	evs := events(turnID, payloads...)
-	if f, ok := h.leases.fence(sessionID, turnID); ok {
-		_, err := h.log.AppendTurn(ctx, f, evs...)
+	if len(evs) == 0 {
+		return nil, nil
+	}
+	if f, ok := h.leases.fence(sessionID, evs[0].TurnID); ok {
+		stored, err := h.log.AppendTurn(ctx, f, evs...)
 		if errors.Is(err, store.ErrLeaseLost) {
 			h.leases.lost(f)
-			return fmt.Errorf("recording %s: %w", evs[0].Kind, errLeaseLost)
+			return nil, fmt.Errorf("recording %s: %w", evs[0].Kind, errLeaseLost)
 		}
-		return err
+		return stored, err
 	}
-	_, err := h.log.Append(ctx, sessionID, evs...)
-	return err
+	return h.log.Append(ctx, sessionID, evs...)
+}
+
+// hostWriter writes decisions and outcomes through the host: fenced when
+// this host runs the turn.
+type hostWriter struct{ h *Host }
+
+func (w hostWriter) Append(ctx context.Context, sessionID string, events ...api.Event) ([]api.Event, error) {
+	return w.h.write(ctx, sessionID, events)
+}
+
+func (w hostWriter) FinishApproval(ctx context.Context, callID string, outcome api.Outcome) (bool, error) {
+	return w.h.log.FinishApproval(ctx, callID, outcome)
 }
 
 // eachEvent calls fn for every stored event of a session, in order, reading

@@ -120,21 +120,45 @@ func (h *Host) watchTurnJob(ctx context.Context, tx store.Tx, job store.Job) err
 		h.logger.Warn("dropping a job", "kind", job.Kind, "err", err)
 		return nil
 	}
+	// Its approved calls whose executor died with it are recorded first,
+	// so that the stream reads in order: their results, then the end.
+	var settle []func()
+	orphans, err := tx.OrphanedApprovals(ctx, time.Now())
+	if err != nil {
+		return err
+	}
+	for _, a := range orphans {
+		if a.SessionID != f.SessionID || a.TurnID != f.TurnID {
+			continue
+		}
+		won, err := h.record(ctx, txWriter{tx, h.log}, a, interrupted, 0)
+		if err != nil {
+			return err
+		}
+		if won {
+			settle = append(settle, func() { h.waiters.notify(a.CallID) })
+		}
+	}
 	evs, err := tx.EndTurn(ctx, store.EndTurnParams{
 		SessionID: f.SessionID, TurnID: f.TurnID, Token: f.Token, Expired: true,
 		Status: api.TurnStatusFailed, Reason: reasonRestart, Events: events(f.TurnID, api.TurnFailed{Reason: reasonRestart}),
 	})
 	switch {
 	case errors.Is(err, store.ErrBusy):
-		return store.Snooze(h.opts.LeaseTTL / 2)
+		return store.Snooze(h.opts.LeaseTTL / 2) // rolls the records back too
 	case errors.Is(err, store.ErrNotRunning), errors.Is(err, store.ErrLeaseLost):
-		return nil // ended, parked, or resumed (and watched afresh)
+		evs = nil // ended, parked, or resumed (and watched afresh)
 	case err != nil:
 		return err
 	}
 	tx.AfterCommit(func() {
-		h.log.publish(f.SessionID, evs)
-		h.logger.Info("closed a turn whose host died", "session", f.SessionID, "turn", f.TurnID)
+		for _, fn := range settle {
+			fn()
+		}
+		if evs != nil {
+			h.log.publish(f.SessionID, evs)
+			h.logger.Info("closed a turn whose host died", "session", f.SessionID, "turn", f.TurnID)
+		}
 	})
 	return nil
 }
@@ -145,6 +169,7 @@ func (h *Host) watchCallJob(ctx context.Context, tx store.Tx, job store.Job) err
 	a, err := tx.OrphanedApproval(ctx, job.Key, time.Now())
 	switch {
 	case errors.Is(err, store.ErrBusy):
+		h.unclaimed(a) // in the background: it waits for this transaction
 		return store.Snooze(h.opts.LeaseTTL / 2)
 	case errors.Is(err, store.ErrNotRunning), errors.Is(err, store.ErrNotFound):
 		return nil

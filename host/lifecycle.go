@@ -169,7 +169,7 @@ func (h *Host) Start(ctx context.Context) error {
 		return err
 	}
 	for _, t := range parked {
-		h.maybeResume(ctx, t.SessionID, t.ID)
+		h.drive(ctx, t.SessionID, t.ID)
 	}
 	if j, ok := h.log.Store.(store.Jobs); ok {
 		return h.runJobs(ctx, j)

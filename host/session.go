@@ -176,10 +176,14 @@ func (h *Host) endTurn(ctx context.Context, f store.Fence, end api.Payload) erro
 
 // startTurn runs a model turn in the background, holding its lease.
 func (h *Host) startTurn(sess api.Session, hold store.Hold) {
-	tctx := h.leases.track(h.ctx, h.log, h.logger, hold.Fence)
+	h.goTurn(h.leases.track(h.ctx, h.log, h.logger, hold.Fence), sess, hold.Fence)
+}
+
+// goTurn runs a model turn in the background, under tctx from track.
+func (h *Host) goTurn(tctx context.Context, sess api.Session, f store.Fence) {
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		h.runTurn(tctx, sess, hold.Fence)
+		h.runTurn(tctx, sess, f)
 	}()
 }

@@ -73,6 +73,8 @@ func (h *Host) callGated(ctx context.Context, t *tool.Tool, in *tool.Input, o Ca
 		if err := h.log.ParkTurn(context.WithoutCancel(ctx), hold.Fence); err != nil {
 			return nil, storeError(err, nil)
 		}
+		// A decision may have come before the turn parked.
+		h.drive(ctx, o.SessionID, p.turnID)
 	}
 	if o.Wait > 0 {
 		if out, ok := h.waitOutcome(ctx, p.callID, o.Wait); ok {

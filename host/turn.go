@@ -54,7 +54,7 @@ func (h *Host) runTurn(ctx context.Context, sess api.Session, f store.Fence) {
 			return
 		}
 		// Decisions may have come while the turn ran its other calls.
-		h.maybeResume(context.WithoutCancel(ctx), sess.ID, turnID)
+		h.drive(ctx, sess.ID, turnID)
 		return
 	}
 	defer h.leases.untrack(sess.ID, turnID)

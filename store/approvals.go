@@ -116,7 +116,10 @@ func (s *sqlStore) ResolveApproval(ctx context.Context, p ResolveApprovalParams)
 	status, holder := api.ApprovalDenied, ""
 	var until any
 	if p.Approved {
-		status, holder, until = api.ApprovalApproved, p.Executor.Holder, micros(now.Add(p.Executor.TTL))
+		status, holder = api.ApprovalApproved, p.Executor.Holder
+		if holder != "" {
+			until = micros(now.Add(p.Executor.TTL))
+		}
 	}
 	var won bool
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -129,7 +132,7 @@ func (s *sqlStore) ResolveApproval(ctx context.Context, p ResolveApprovalParams)
 		n, _ := res.RowsAffected()
 		won = n == 1
 		if won && p.Approved && s.jobs != nil {
-			return s.jobs.insert(ctx, tx, JobSpec{Kind: JobWatchCall, Key: p.CallID, At: now.Add(p.Executor.TTL)})
+			return s.jobs.insert(ctx, tx, JobSpec{Kind: JobWatchCall, Key: p.CallID, At: now.Add(max(p.Executor.TTL, time.Second))})
 		}
 		return nil
 	})
@@ -174,7 +177,7 @@ func (s *sqlStore) ExpireApproval(ctx context.Context, callID string, now time.T
 
 // OrphanedApproval implements Tx.
 func (s *sqlStore) OrphanedApproval(ctx context.Context, callID string, now time.Time) (api.Approval, error) {
-	query := `SELECT ` + approvalColumns + `, executor_expires FROM approvals WHERE call_id = ?`
+	query := `SELECT ` + approvalColumns + `, executor_expires FROM approvals WHERE call_id = ?` // NULL: unclaimed
 	if s.dialect.RowLocks {
 		query += ` FOR UPDATE`
 	}
@@ -189,8 +192,8 @@ func (s *sqlStore) OrphanedApproval(ctx context.Context, callID string, now time
 	switch {
 	case a.Status != api.ApprovalApproved || a.Outcome != nil:
 		return a, ErrNotRunning
-	case until.Valid && until.Int64 >= micros(now):
-		return a, ErrBusy
+	case !until.Valid || until.Int64 >= micros(now):
+		return a, ErrBusy // unclaimed, or its executor's lease is live
 	}
 	return a, nil
 }
@@ -213,8 +216,29 @@ func (s *sqlStore) ExpireApprovals(ctx context.Context, now time.Time) ([]api.Ap
 	return out, nil
 }
 
+func (s *sqlStore) ApprovalsToRun(ctx context.Context, sessionID, turnID string) ([]api.Approval, error) {
+	out, err := queryAll(ctx, s.read, s.q(`SELECT `+approvalColumns+` FROM approvals
+		WHERE session_id = ? AND turn_id = ? AND status = ? AND outcome IS NULL AND executor = '' ORDER BY requested_at, call_id`),
+		[]any{sessionID, turnID, string(api.ApprovalApproved)}, scanApprovalRow)
+	if err != nil {
+		return nil, fmt.Errorf("listing approved calls to run: %w", err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) ClaimApproval(ctx context.Context, callID string, executor Lease) (bool, error) {
+	res, err := s.write.ExecContext(ctx, s.q(`UPDATE approvals SET executor = ?, executor_expires = ?
+		WHERE call_id = ? AND status = ? AND outcome IS NULL AND executor = ''`),
+		executor.Holder, micros(s.now().Add(executor.TTL)), callID, string(api.ApprovalApproved))
+	if err != nil {
+		return false, fmt.Errorf("claiming an approved call: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
 func (s *sqlStore) RenewExecutor(ctx context.Context, callID string, executor Lease) error {
-	_, err := s.write.ExecContext(ctx, s.q(`UPDATE approvals SET executor_expires = ? WHERE call_id = ? AND executor = ? AND outcome IS NULL`),
+	_, err := s.write.ExecContext(ctx, s.q(`UPDATE approvals SET executor_expires = ? WHERE call_id = ? AND executor = ? AND executor <> '' AND outcome IS NULL`),
 		micros(s.now().Add(executor.TTL)), callID, executor.Holder)
 	return err
 }

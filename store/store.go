@@ -134,7 +134,8 @@ type ResolveApprovalParams struct {
 	By       string // the approver's principal
 	Reason   string
 	// Executor holds an approved call until its outcome is recorded or the
-	// lease runs out.
+	// lease runs out. Without a Holder the approved call is left unclaimed,
+	// for whoever takes its session's lease (ClaimApproval).
 	Executor Lease
 }
 
@@ -225,6 +226,13 @@ type Approvals interface {
 	// ExpireApprovals marks pending approvals past their expiry as expired
 	// and returns them.
 	ExpireApprovals(ctx context.Context, now time.Time) ([]api.Approval, error)
+	// ApprovalsToRun lists the approved calls of a turn that nobody has
+	// claimed to run yet, oldest first.
+	ApprovalsToRun(ctx context.Context, sessionID, turnID string) ([]api.Approval, error)
+	// ClaimApproval makes executor the one to run an approved, unclaimed
+	// call; false if it is claimed already, has an outcome, or is not
+	// approved.
+	ClaimApproval(ctx context.Context, callID string, executor Lease) (bool, error)
 	// RenewExecutor extends an approved call's executor lease.
 	RenewExecutor(ctx context.Context, callID string, executor Lease) error
 	// OrphanedApprovals lists approved calls without an outcome whose

@@ -136,7 +136,7 @@ func (m *memStore) ResolveApproval(ctx context.Context, p store.ResolveApprovalP
 		a.executor, a.hasExecutor = "", false
 		if p.Approved {
 			a.Status = api.ApprovalApproved
-			a.executor, a.hasExecutor, a.executorExpires = p.Executor.Holder, true, now.Add(p.Executor.TTL)
+			a.executor, a.hasExecutor, a.executorExpires = p.Executor.Holder, p.Executor.Holder != "", now.Add(p.Executor.TTL)
 		}
 	}
 	r, err := m.approvalLocked(p.CallID)
@@ -170,11 +170,35 @@ func (m *memStore) ExpireApprovals(ctx context.Context, now time.Time) ([]api.Ap
 	return out, nil
 }
 
+func (m *memStore) ApprovalsToRun(ctx context.Context, sessionID, turnID string) ([]api.Approval, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out, err := m.records(func(a *approval) bool {
+		return a.SessionID == sessionID && a.TurnID == turnID && a.Status == api.ApprovalApproved && a.outcome == nil && !a.hasExecutor
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing approved calls to run: %w", err)
+	}
+	return out, nil
+}
+
+func (m *memStore) ClaimApproval(ctx context.Context, callID string, executor store.Lease) (bool, error) {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.approvals[callID]
+	if !ok || a.Status != api.ApprovalApproved || a.outcome != nil || a.hasExecutor {
+		return false, nil
+	}
+	a.executor, a.hasExecutor, a.executorExpires = executor.Holder, true, now.Add(executor.TTL)
+	return true, nil
+}
+
 func (m *memStore) RenewExecutor(ctx context.Context, callID string, executor store.Lease) error {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if a, ok := m.approvals[callID]; ok && a.executor == executor.Holder && a.outcome == nil {
+	if a, ok := m.approvals[callID]; ok && executor.Holder != "" && a.executor == executor.Holder && a.outcome == nil {
 		a.hasExecutor, a.executorExpires = true, now.Add(executor.TTL)
 	}
 	return nil

@@ -164,10 +164,16 @@ var ops = []op{
 	}},
 	{"ResolveApproval", func(ctx context.Context, s store.Store, in *input) string {
 		return show(s.ResolveApproval(ctx, store.ResolveApprovalParams{CallID: in.pick("c1", "c2", "c3"), Approved: in.n(2) == 0,
-			By: "p", Reason: in.pick("", "ok"), Executor: in.lease()}))
+			By: "p", Reason: in.pick("", "ok"), Executor: []store.Lease{in.lease(), {}}[in.n(2)]}))
 	}},
 	{"ExpireApprovals", func(ctx context.Context, s store.Store, in *input) string {
 		return showSorted(s.ExpireApprovals(ctx, time.Now()))
+	}},
+	{"ApprovalsToRun", func(ctx context.Context, s store.Store, in *input) string {
+		return show(s.ApprovalsToRun(ctx, in.pick("s1", "s3"), in.pick("", "t1")))
+	}},
+	{"ClaimApproval", func(ctx context.Context, s store.Store, in *input) string {
+		return show(s.ClaimApproval(ctx, in.pick("c1", "c2", "c3"), in.lease()))
 	}},
 	{"RenewExecutor", func(ctx context.Context, s store.Store, in *input) string {
 		return show(0, s.RenewExecutor(ctx, in.pick("c1", "c2", "c3"), in.lease()))

@@ -231,3 +231,55 @@ func testCreateApprovalAtomic(t *testing.T, s store.Store) {
 		t.Errorf("CreateApproval = %+v, %v", evs, err)
 	}
 }
+
+// An approved call left unclaimed waits for whoever takes its session's
+// lease: listed to run, claimed once, and only then watched for a dead
+// executor.
+func testApprovalClaims(t *testing.T, s store.Store) {
+	mustSession(t, s, "s")
+	park := func(id string) {
+		t.Helper()
+		a := api.Approval{CallID: id, SessionID: "s", TurnID: "t1", Tool: "deploy", Input: []byte(`{}`), RequestedBy: "p", ExpiresAt: time.Now().Add(time.Hour)}
+		if _, err := s.CreateApproval(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"c1", "c2", "c3"} {
+		park(id)
+	}
+	resolve := func(id string, approved bool, executor store.Lease) {
+		t.Helper()
+		if _, err := s.ResolveApproval(ctx, store.ResolveApprovalParams{CallID: id, Approved: approved, By: "boss", Executor: executor}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resolve("c1", true, store.Lease{})
+	resolve("c2", false, store.Lease{})
+	resolve("c3", true, store.Lease{Holder: "h", TTL: time.Minute})
+	toRun, err := s.ApprovalsToRun(ctx, "s", "t1")
+	if err != nil || len(toRun) != 1 || toRun[0].CallID != "c1" {
+		t.Fatalf("ApprovalsToRun = %+v, %v", toRun, err)
+	}
+	if other, _ := s.ApprovalsToRun(ctx, "s", "t2"); len(other) != 0 {
+		t.Errorf("another turn's calls to run: %+v", other)
+	}
+	if orphans, _ := s.OrphanedApprovals(ctx, time.Now().Add(time.Hour)); len(orphans) != 1 || orphans[0].CallID != "c3" {
+		t.Errorf("an unclaimed call counts as orphaned: %+v", orphans)
+	}
+	// A renewal by nobody does not claim it.
+	s.RenewExecutor(ctx, "c1", store.Lease{TTL: time.Minute})
+	if won, err := s.ClaimApproval(ctx, "c1", store.Lease{Holder: "h1", TTL: time.Minute}); err != nil || !won {
+		t.Fatalf("first claim = %v, %v", won, err)
+	}
+	for _, id := range []string{"c1", "c2", "c3", "nope"} {
+		if won, err := s.ClaimApproval(ctx, id, store.Lease{Holder: "h2", TTL: time.Minute}); err != nil || won {
+			t.Errorf("claiming %s again = %v, %v", id, won, err)
+		}
+	}
+	if toRun, _ := s.ApprovalsToRun(ctx, "s", "t1"); len(toRun) != 0 {
+		t.Errorf("claimed calls still to run: %+v", toRun)
+	}
+	if orphans, _ := s.OrphanedApprovals(ctx, time.Now().Add(time.Hour)); len(orphans) != 2 {
+		t.Errorf("claimed calls whose executors' leases ran out: %+v", orphans)
+	}
+}

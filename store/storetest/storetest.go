@@ -31,6 +31,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ExpiredLeases", testExpiredLeases},
 		{"ApprovalsExactlyOnce", testApprovals},
 		{"ApprovalExpiryAndOrphans", testApprovalExpiry},
+		{"ApprovalClaims", testApprovalClaims},
 		{"ListApprovalsByStatus", testListApprovals},
 		{"FailedCreateApprovalChangesNothing", testCreateApprovalAtomic},
 		{"ParkedTurns", testParkedTurns},
