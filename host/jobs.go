@@ -20,10 +20,14 @@ import (
 func (h *Host) jobHandlers() map[string]store.JobHandler {
 	return map[string]store.JobHandler{
 		store.JobExpireApproval: h.expireJob,
-		store.JobWatchTurn:      h.watchTurnJob,
 		store.JobWatchCall:      h.watchCallJob,
+		jobSweepTurns:           h.sweepTurnsJob,
 	}
 }
+
+// jobSweepTurns closes the turns whose host died, every LeaseTTL/2, on one
+// host (River's leader enqueues it).
+const jobSweepTurns = "turn.sweep"
 
 // runJobs starts working jobs, after a reconciliation: the timers of
 // state written before the store ran jobs get their jobs (a no-op for
@@ -45,6 +49,7 @@ func (h *Host) runJobs(ctx context.Context, j store.Jobs) error {
 	}
 	stop, err := j.RunJobs(context.WithoutCancel(ctx), store.RunJobsParams{
 		Handlers: h.jobHandlers(), ID: h.leases.holder, Logger: h.logger,
+		Periodic: []store.Periodic{{Kind: jobSweepTurns, Every: h.opts.LeaseTTL / 2}},
 	})
 	if err != nil {
 		return err
@@ -110,55 +115,68 @@ func (h *Host) expireNow(ctx context.Context, callID string) {
 	}
 }
 
-// watchTurnJob ends a turn whose lease ran out (its host died) with
-// turn.failed, and puts itself off while the lease is renewed. The store is
-// the judge: a turn of this very host whose renewals stalled past the TTL
-// is ended too, and its next write finds its fence gone.
-func (h *Host) watchTurnJob(ctx context.Context, tx store.Tx, job store.Job) error {
-	f, err := store.ParseTurnJobKey(job.Key)
-	if err != nil {
-		h.logger.Warn("dropping a job", "kind", job.Kind, "err", err)
-		return nil
-	}
-	// Its approved calls whose executor died with it are recorded first,
-	// so that the stream reads in order: their results, then the end.
-	var settle []func()
-	orphans, err := tx.OrphanedApprovals(ctx, time.Now())
+// sweepTurnsJob ends the turns whose lease ran out (their host died) with
+// turn.failed, each with the approved calls it was running recorded as
+// interrupted, all in the job's transaction. The store is the judge: a turn
+// of this very host whose renewals stalled past the TTL is ended too, and
+// its next write finds its fence gone.
+func (h *Host) sweepTurnsJob(ctx context.Context, tx store.Tx, job store.Job) error {
+	now := time.Now()
+	expired, err := tx.ExpiredTurns(ctx, now)
 	if err != nil {
 		return err
 	}
-	for _, a := range orphans {
-		if a.SessionID != f.SessionID || a.TurnID != f.TurnID {
+	if len(expired) == 0 {
+		return nil
+	}
+	// Approved calls claimed and without an outcome: claimed by a turn's
+	// holder (drive runs them under the turn's lease), they died with it.
+	// Every claim's lease ends within a LeaseTTL, hence the horizon.
+	claimed, err := tx.OrphanedApprovals(ctx, now.Add(h.opts.LeaseTTL+time.Minute))
+	if err != nil {
+		return err
+	}
+	for _, t := range expired {
+		if err := h.closeDeadTurn(ctx, tx, t, claimed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// closeDeadTurn ends a dead turn, records its claimed calls as
+// interrupted, and then streams the end: their results come first.
+func (h *Host) closeDeadTurn(ctx context.Context, tx store.Tx, t api.Turn, claimed []api.Approval) error {
+	_, err := tx.EndTurn(ctx, store.EndTurnParams{SessionID: t.SessionID, TurnID: t.ID, Expired: true,
+		Status: api.TurnStatusFailed, Reason: reasonRestart})
+	switch {
+	case errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrNotRunning), errors.Is(err, store.ErrLeaseLost):
+		return nil // renewed, parked or ended meanwhile
+	case err != nil:
+		return err
+	}
+	w := txWriter{tx, h.log}
+	var notify []string
+	for _, a := range claimed {
+		if a.SessionID != t.SessionID || a.TurnID != t.ID {
 			continue
 		}
-		won, err := h.record(ctx, txWriter{tx, h.log}, a, interrupted, 0)
+		won, err := h.record(ctx, w, a, interrupted, 0)
 		if err != nil {
 			return err
 		}
 		if won {
-			settle = append(settle, func() { h.waiters.notify(a.CallID) })
+			notify = append(notify, a.CallID)
 		}
 	}
-	evs, err := tx.EndTurn(ctx, store.EndTurnParams{
-		SessionID: f.SessionID, TurnID: f.TurnID, Token: f.Token, Expired: true,
-		Status: api.TurnStatusFailed, Reason: reasonRestart, Events: events(f.TurnID, api.TurnFailed{Reason: reasonRestart}),
-	})
-	switch {
-	case errors.Is(err, store.ErrBusy):
-		return store.Snooze(h.opts.LeaseTTL / 2) // rolls the records back too
-	case errors.Is(err, store.ErrNotRunning), errors.Is(err, store.ErrLeaseLost):
-		evs = nil // ended, parked, or resumed (and watched afresh)
-	case err != nil:
+	if _, err := w.Append(ctx, t.SessionID, events(t.ID, api.TurnFailed{Reason: reasonRestart})...); err != nil {
 		return err
 	}
 	tx.AfterCommit(func() {
-		for _, fn := range settle {
-			fn()
+		for _, id := range notify {
+			h.waiters.notify(id)
 		}
-		if evs != nil {
-			h.log.publish(f.SessionID, evs)
-			h.logger.Info("closed a turn whose host died", "session", f.SessionID, "turn", f.TurnID)
-		}
+		h.logger.Info("closed a turn whose host died", "session", t.SessionID, "turn", t.ID)
 	})
 	return nil
 }

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
-	"time"
+		"time"
 
 	"github.com/agentsdk/agentsdk/api"
 )
@@ -38,42 +36,18 @@ type Jobs interface {
 }
 
 // The jobs the SQL stores schedule themselves, in the transaction that
-// writes what they watch. Their Key names what they watch.
+// writes what they watch. Their Key names what they watch. (A running
+// turn has no job of its own: a job per turn would double the cost of a
+// short turn; a periodic sweep finds the turns whose host died.)
 const (
 	// JobExpireApproval runs at a parked call's expiry (Key: the call
 	// id): it expires the call if nobody decided it by then.
 	JobExpireApproval = "approval.expire"
-	// JobWatchTurn runs when a turn's lease would run out if not renewed
-	// (Key: [TurnJobKey]): it ends the turn if its host died.
-	JobWatchTurn = "turn.watch"
 	// JobWatchCall runs when an approved call's executor lease would run
 	// out if not renewed (Key: the call id): it records the call as
 	// interrupted if its host died running it.
 	JobWatchCall = "approval.watch"
 )
-
-// TurnJobKey is the Key of a turn's JobWatchTurn: one per hold, so that a
-// resumed turn is watched afresh.
-func TurnJobKey(f Fence) string { return fmt.Sprintf("%s/%s/%d", f.SessionID, f.TurnID, f.Token) }
-
-// ParseTurnJobKey reads a TurnJobKey.
-func ParseTurnJobKey(key string) (Fence, error) {
-	rest, token, ok := cutLast(key)
-	sessionID, turnID, ok2 := cutLast(rest)
-	n, err := strconv.ParseInt(token, 10, 64)
-	if !ok || !ok2 || err != nil {
-		return Fence{}, fmt.Errorf("job key %q: not session/turn/token", key)
-	}
-	return Fence{SessionID: sessionID, TurnID: turnID, Token: n}, nil
-}
-
-func cutLast(s string) (before, after string, ok bool) {
-	i := strings.LastIndexByte(s, '/')
-	if i < 0 {
-		return "", "", false
-	}
-	return s[:i], s[i+1:], true
-}
 
 // JobSpec is a job to insert.
 type JobSpec struct {
@@ -110,6 +84,17 @@ type RunJobsParams struct {
 	ID string
 	// Logger receives River's warnings and errors; nil discards them.
 	Logger *slog.Logger
+	// Periodic jobs, run every so often by one of the hosts (River's
+	// leader): sweeps, whose runs missed while the leader changes are
+	// caught up by the next.
+	Periodic []Periodic
+}
+
+// Periodic is a job to run every Every (at least a second), and once when
+// the worker starts.
+type Periodic struct {
+	Kind  string
+	Every time.Duration
 }
 
 // Tx is the store within one transaction: a job's, or InTx's. What is

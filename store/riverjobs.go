@@ -143,11 +143,19 @@ func (s *sqlStore) RunJobs(ctx context.Context, p RunJobsParams) (func(context.C
 	if n <= 0 {
 		n = 4
 	}
+	var periodic []*river.PeriodicJob
+	for _, pj := range p.Periodic {
+		args := jobArgs{Name: pj.Kind}
+		periodic = append(periodic, river.NewPeriodicJob(river.PeriodicInterval(max(pj.Every, time.Second)),
+			func() (river.JobArgs, *river.InsertOpts) { return args, nil },
+			&river.PeriodicJobOpts{RunOnStart: true}))
+	}
 	c, err := river.NewClient(s.jobs.driver, &river.Config{
-		ID:      p.ID,
-		Logger:  quietLogger(p.Logger),
-		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: n}},
-		Workers: workers,
+		ID:           p.ID,
+		Logger:       quietLogger(p.Logger),
+		Queues:       map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: n}},
+		Workers:      workers,
+		PeriodicJobs: periodic,
 		// Poll for jobs (every second) rather than LISTEN: the same on
 		// both databases, and the jobs here are timers, due seconds
 		// ahead, that River's scheduler releases every 5 s anyway.

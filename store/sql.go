@@ -301,13 +301,28 @@ func withTurn(events []api.Event, turnID string) []api.Event {
 
 // appendTx numbers and inserts events inside a transaction.
 func (s *sqlStore) appendTx(ctx context.Context, tx *sql.Tx, sessionID string, now time.Time, events []api.Event) ([]api.Event, error) {
+	return s.appendFencedTx(ctx, tx, sessionID, now, events, nil)
+}
+
+// appendFencedTx is appendTx for a turn's writes: with f, the session must
+// be f's (the check and the numbering are one statement), else
+// ErrLeaseLost.
+func (s *sqlStore) appendFencedTx(ctx context.Context, tx *sql.Tx, sessionID string, now time.Time, events []api.Event, f *Fence) ([]api.Event, error) {
 	if len(events) == 0 {
 		return nil, nil
 	}
+	query := `UPDATE sessions SET last_seq = last_seq + ?, updated_at = ? WHERE id = ?`
+	args := []any{len(events), micros(now), sessionID}
+	if f != nil {
+		query += ` AND turn_id = ? AND lease_token = ? AND lease_expires IS NOT NULL`
+		args = append(args, f.TurnID, f.Token)
+	}
 	var last int64
-	err := tx.QueryRowContext(ctx, s.q(`UPDATE sessions SET last_seq = last_seq + ?, updated_at = ? WHERE id = ? RETURNING last_seq`),
-		len(events), micros(now), sessionID).Scan(&last)
+	err := tx.QueryRowContext(ctx, s.q(query+` RETURNING last_seq`), args...).Scan(&last)
 	if errors.Is(err, sql.ErrNoRows) {
+		if f != nil {
+			return nil, ErrLeaseLost
+		}
 		return nil, fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
 	}
 	if err != nil {
@@ -396,9 +411,6 @@ func (s *sqlStore) BeginTurn(ctx context.Context, p BeginTurnParams) (Hold, []ap
 			t.SessionID, t.ID, string(t.Kind), string(api.TurnStatusRunning), micros(t.StartedAt)); err != nil {
 			return err
 		}
-		if err := s.watchTurn(ctx, tx, h.Fence, now.Add(lease.TTL)); err != nil {
-			return err
-		}
 		out, err = s.appendTx(ctx, tx, t.SessionID, now, withTurn(p.Events, t.ID))
 		return err
 	})
@@ -409,15 +421,6 @@ func (s *sqlStore) BeginTurn(ctx context.Context, p BeginTurnParams) (Hold, []ap
 		return Hold{}, nil, fmt.Errorf("beginning turn: %w", err)
 	}
 	return h, out, nil
-}
-
-// watchTurn schedules the job that ends a turn whose lease runs out
-// (its host died), if the store runs jobs.
-func (s *sqlStore) watchTurn(ctx context.Context, tx *sql.Tx, f Fence, at time.Time) error {
-	if s.jobs == nil {
-		return nil
-	}
-	return s.jobs.insert(ctx, tx, JobSpec{Kind: JobWatchTurn, Key: TurnJobKey(f), At: at})
 }
 
 // fenced is the condition that a session's lease is the fence's.
@@ -455,11 +458,11 @@ func (s *sqlStore) holdsTx(ctx context.Context, tx *sql.Tx, f Fence) error {
 func (s *sqlStore) AppendTurn(ctx context.Context, f Fence, events ...api.Event) ([]api.Event, error) {
 	var out []api.Event
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		if err := s.holdsTx(ctx, tx, f); err != nil {
-			return err
+		if len(events) == 0 {
+			return s.holdsTx(ctx, tx, f)
 		}
 		var err error
-		out, err = s.appendTx(ctx, tx, f.SessionID, s.now().UTC().Truncate(time.Microsecond), events)
+		out, err = s.appendFencedTx(ctx, tx, f.SessionID, s.now().UTC().Truncate(time.Microsecond), events, &f)
 		return err
 	})
 	if errors.Is(err, ErrLeaseLost) {
@@ -475,40 +478,33 @@ func (s *sqlStore) EndTurn(ctx context.Context, p EndTurnParams) ([]api.Event, e
 	now := s.now().UTC().Truncate(time.Microsecond)
 	var out []api.Event
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		query := `SELECT COALESCE(turn_id, ''), lease_token, lease_expires FROM sessions WHERE id = ?`
-		if s.dialect.RowLocks {
-			query += ` FOR UPDATE`
-		}
-		var holder string
-		var token int64
-		var expires sql.NullInt64
-		err := tx.QueryRowContext(ctx, s.q(query), p.SessionID).Scan(&holder, &token, &expires)
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotRunning
-		}
+		res, err := tx.ExecContext(ctx, s.q(`UPDATE turns SET status = ?, reason = ?, ended_at = ? WHERE session_id = ? AND id = ? AND status = ?`),
+			string(p.Status), p.Reason, micros(now), p.SessionID, p.TurnID, string(api.TurnStatusRunning))
 		if err != nil {
 			return err
 		}
-		var status string
-		err = tx.QueryRowContext(ctx, s.q(`SELECT status FROM turns WHERE session_id = ? AND id = ?`), p.SessionID, p.TurnID).Scan(&status)
-		if errors.Is(err, sql.ErrNoRows) || status != string(api.TurnStatusRunning) {
+		if n, _ := res.RowsAffected(); n == 0 {
 			return ErrNotRunning
 		}
-		if err != nil {
-			return err
-		}
-		if err := endable(p, holder == p.TurnID, token, expires, micros(now)); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, s.q(`UPDATE turns SET status = ?, reason = ?, ended_at = ? WHERE session_id = ? AND id = ?`),
-			string(p.Status), p.Reason, micros(now), p.SessionID, p.TurnID); err != nil {
-			return err
-		}
-		if holder == p.TurnID {
-			if _, err := tx.ExecContext(ctx, s.q(`UPDATE sessions SET turn_id = NULL, lease_holder = NULL, lease_expires = NULL WHERE id = ?`),
-				p.SessionID); err != nil {
+		release := `UPDATE sessions SET turn_id = NULL, lease_holder = NULL, lease_expires = NULL WHERE id = ? AND turn_id = ?`
+		switch {
+		case p.Expired:
+			if err := s.expiredTx(ctx, tx, p, now); err != nil {
 				return err
 			}
+			_, err = tx.ExecContext(ctx, s.q(release), p.SessionID, p.TurnID)
+		case p.Token != 0:
+			res, err = tx.ExecContext(ctx, s.q(release+` AND lease_token = ?`), p.SessionID, p.TurnID, p.Token)
+			if err == nil {
+				if n, _ := res.RowsAffected(); n == 0 {
+					return ErrLeaseLost
+				}
+			}
+		default:
+			_, err = tx.ExecContext(ctx, s.q(release), p.SessionID, p.TurnID)
+		}
+		if err != nil {
+			return err
 		}
 		out, err = s.appendTx(ctx, tx, p.SessionID, now, withTurn(p.Events, p.TurnID))
 		return err
@@ -522,25 +518,29 @@ func (s *sqlStore) EndTurn(ctx context.Context, p EndTurnParams) ([]api.Event, e
 	return out, nil
 }
 
-// endable says whether a running turn may end under p, given whether it
-// holds its session and the session's lease token and expiry (null while
-// parked): nil, ErrLeaseLost, ErrBusy (its lease is live) or ErrNotRunning
-// (it is parked).
-func endable(p EndTurnParams, holds bool, token int64, expires sql.NullInt64, now int64) error {
-	if !p.Expired {
-		if p.Token != 0 && (!holds || token != p.Token) {
-			return ErrLeaseLost
-		}
-		return nil
+// expiredTx checks, for a recovery (p.Expired), that the turn may end: it
+// no longer holds its session, or its lease ran out. ErrBusy while the
+// lease is live, ErrNotRunning while parked, ErrLeaseLost if it was resumed
+// since p.Token.
+func (s *sqlStore) expiredTx(ctx context.Context, tx *sql.Tx, p EndTurnParams, now time.Time) error {
+	query := `SELECT COALESCE(turn_id, ''), lease_token, lease_expires FROM sessions WHERE id = ?`
+	if s.dialect.RowLocks {
+		query += ` FOR UPDATE`
+	}
+	var holder string
+	var token int64
+	var expires sql.NullInt64
+	if err := tx.QueryRowContext(ctx, s.q(query), p.SessionID).Scan(&holder, &token, &expires); err != nil {
+		return err
 	}
 	switch {
-	case !holds:
+	case holder != p.TurnID:
 		return nil // another turn took the session after its lease ran out
 	case p.Token != 0 && token != p.Token:
-		return ErrLeaseLost // resumed since: the newer hold is watched on its own
+		return ErrLeaseLost // resumed since: the newer hold is its own
 	case !expires.Valid:
 		return ErrNotRunning // parked
-	case expires.Int64 >= now:
+	case expires.Int64 >= micros(now):
 		return ErrBusy
 	}
 	return nil
@@ -602,7 +602,7 @@ func (s *sqlStore) ResumeTurn(ctx context.Context, sessionID, turnID string, lea
 			return err
 		}
 		h.PrevHome = prev.String
-		return s.watchTurn(ctx, tx, h.Fence, now.Add(lease.TTL))
+		return nil
 	})
 	if errors.Is(err, ErrNotRunning) {
 		return Hold{}, err
