@@ -116,4 +116,3 @@ func (h *Host) unclaimed(a api.Approval) {
 		h.drive(h.ctx, a.SessionID, a.TurnID)
 	}()
 }
-
