@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +16,9 @@ import (
 	"github.com/agentsdk/agentsdk/tool"
 )
 
-// A host that stops renewing its turn's lease (a paused or partitioned
-// process) loses the session: a job closes the turn once the lease has run
+// One turn per session holds across hosts (409 session_busy through the
+// other host). A host that stops renewing its turn's lease (a paused or
+// partitioned process) loses the session: a job closes the turn once the lease has run
 // out, the other host takes the session, and the first host's late model
 // answer is refused by the store, never reaching the stream.
 func TestFencingAfterTakeover(t *testing.T) {
@@ -58,6 +60,9 @@ func TestFencingAfterTakeover(t *testing.T) {
 	turnA, err := a.Sessions().Send(ctx, sess.ID, "hi")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := b.Sessions().Send(ctx, sess.ID, "me too"); !errors.Is(err, api.ErrSessionBusy) {
+		t.Fatalf("a message through B while A's turn runs: %v, want session_busy", err)
 	}
 	a.leases.paused.Store(true) // A is alive, but its lease runs out
 
