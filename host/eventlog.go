@@ -136,14 +136,14 @@ func (h *Host) write(ctx context.Context, sessionID string, evs []api.Event) ([]
 
 // hostWriter writes decisions and outcomes through the host: fenced when
 // this host runs the turn.
-type hostWriter struct{ h *Host }
+type hostWriter struct{ host *Host }
 
 func (w hostWriter) Append(ctx context.Context, sessionID string, events ...api.Event) ([]api.Event, error) {
-	return w.h.write(ctx, sessionID, events)
+	return w.host.write(ctx, sessionID, events)
 }
 
 func (w hostWriter) FinishApproval(ctx context.Context, callID string, outcome api.Outcome) (bool, error) {
-	return w.h.log.FinishApproval(ctx, callID, outcome)
+	return w.host.log.FinishApproval(ctx, callID, outcome)
 }
 
 // eachEvent calls fn for every stored event of a session, in order, reading

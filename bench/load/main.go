@@ -426,7 +426,8 @@ func pgSchema(ctx context.Context, dbURL string) (string, func() error, error) {
 }
 
 func measure(ctx context.Context, cfg config) (err error) {
-	storeArg, storeLabel := cfg.store, cfg.store
+	storeArg := cfg.store
+	var storeLabel string
 	switch {
 	case cfg.store == "memory":
 		storeLabel = "memory (host.Options.Store nil: store/memory)"
