@@ -24,8 +24,8 @@ import (
 func TestFencingAfterTakeover(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.Schema(t)
-	const hang = 4 * time.Second
-	fake := fakemodel.New(fakemodel.Reply{Text: []string{"late answer"}, Hang: hang})
+	release := make(chan struct{})
+	fake := fakemodel.New(fakemodel.Reply{Text: []string{"late answer"}, Until: release})
 	t.Cleanup(fake.Close)
 	set, err := tool.NewSet()
 	if err != nil {
@@ -56,7 +56,6 @@ func TestFencingAfterTakeover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sent := time.Now()
 	turnA, err := a.Sessions().Send(ctx, sess.ID, "hi")
 	if err != nil {
 		t.Fatal(err)
@@ -92,8 +91,12 @@ func TestFencingAfterTakeover(t *testing.T) {
 	}
 	waitFor("turn.completed for B's turn", func(e api.Event) bool { return e.TurnID == turnB && e.Kind == api.KindTurnCompleted })
 
-	// A's model answers now; A tries to stream it.
-	time.Sleep(time.Until(sent.Add(hang + time.Second)))
+	// A's model answers now; A tries to stream it, and stops.
+	close(release)
+	deadline := time.Now().Add(30 * time.Second)
+	for a.leases.runs(sess.ID, turnA) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
 	evs, err := b.Sessions().Events(ctx, sess.ID, 0, 0)
 	if err != nil {
 		t.Fatal(err)

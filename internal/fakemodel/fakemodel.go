@@ -27,6 +27,9 @@ type Reply struct {
 	Calls  []Call
 	Status int           // non-zero: answer with this HTTP status and an error body
 	Hang   time.Duration // wait this long (or until the client gives up) before answering
+	// Until, if set, holds the answer until it is closed (or the client
+	// gives up), after any Hang.
+	Until <-chan struct{}
 }
 
 // Server is a fake model provider. It is safe for concurrent use.
@@ -95,6 +98,13 @@ func prelude(w http.ResponseWriter, r *http.Request, reply Reply) bool {
 	if reply.Hang > 0 {
 		select {
 		case <-time.After(reply.Hang):
+		case <-r.Context().Done():
+			return false
+		}
+	}
+	if reply.Until != nil {
+		select {
+		case <-reply.Until:
 		case <-r.Context().Done():
 			return false
 		}
