@@ -12,7 +12,6 @@ import (
 	"github.com/agentsdk/agentsdk/internal/pgtest"
 	"github.com/agentsdk/agentsdk/model"
 	"github.com/agentsdk/agentsdk/model/anthropic"
-	"github.com/agentsdk/agentsdk/store/postgres"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -31,27 +30,12 @@ func TestFencingAfterTakeover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := func() *Host {
-		st, err := postgres.Open(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		p, err := anthropic.New(model.Config{Name: "fake", APIKey: "k", BaseURL: fake.AnthropicURL(), MaxTokens: 100})
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := New(set, &Options{StateRoot: t.TempDir(), Store: st, Model: p, LeaseTTL: 600 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { h.Close() })
-		if err := h.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return h
+	p, err := anthropic.New(model.Config{Name: "fake", APIKey: "k", BaseURL: fake.AnthropicURL(), MaxTokens: 100})
+	if err != nil {
+		t.Fatal(err)
 	}
-	a, b := start(), start()
+	opts := Options{Model: p, LeaseTTL: 600 * time.Millisecond}
+	a, b := startOnPostgres(t, url, set, opts), startOnPostgres(t, url, set, opts)
 	sess, _, err := a.Sessions().Create(ctx, SessionOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,28 @@ var deliveries = flag.Int("deliveries", 20, "appends TestDeliveryLatency measure
 // most every notifyInterval). For the figures:
 //
 //	go test ./host -run DeliveryLatency -deliveries 200 -v
+// startOnPostgres starts a host with opts on its own store in the schema
+// at url, with a state root of its own; the test's cleanup closes both.
+func startOnPostgres(t *testing.T, url string, set *tool.Set, opts Options) *Host {
+	t.Helper()
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	opts.StateRoot, opts.Store = t.TempDir(), st
+	h, err := New(set, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	if err := h.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 func TestDeliveryLatency(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.Schema(t)
@@ -29,23 +51,7 @@ func TestDeliveryLatency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := func() *Host {
-		st, err := postgres.Open(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		h, err := New(set, &Options{StateRoot: t.TempDir(), Store: st})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { h.Close() })
-		if err := h.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
-	a, b := start(), start()
+	a, b := startOnPostgres(t, url, set, Options{}), startOnPostgres(t, url, set, Options{})
 	sess, _, err := a.Sessions().Create(ctx, SessionOptions{})
 	if err != nil {
 		t.Fatal(err)

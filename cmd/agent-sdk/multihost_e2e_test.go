@@ -622,7 +622,12 @@ func TestMultiHostApproveThroughOtherHost(t *testing.T) {
 	if runs := c.runLines(); len(runs) != 1 || runs[0][0] != callID {
 		t.Errorf("record ran %d times, want once as %s: %v", len(runs), callID, runs)
 	} else {
-		t.Logf("approved through B, the call ran on host %s", runs[0][1])
+		// B took the parked turn's lease to run it, and went on with the
+		// turn there: B's model was asked next, not A's.
+		if runs[0][1] != "B" || len(fakeB.Requests()) != 1 || len(fakeA.Requests()) != 1 {
+			t.Errorf("the call ran on %s; model requests: A %d, B %d; want the call and the rest of the turn on B",
+				runs[0][1], len(fakeA.Requests()), len(fakeB.Requests()))
+		}
 	}
 	onA, onB := stored(t, a.server, id), stored(t, b.server, id)
 	sameEvents(t, "the session's events on A and B", onA, onB)
