@@ -22,6 +22,7 @@ var deliveries = flag.Int("deliveries", 20, "appends TestDeliveryLatency measure
 // most every notifyInterval). For the figures:
 //
 //	go test ./host -run DeliveryLatency -deliveries 200 -v
+//
 // startOnPostgres starts a host with opts on its own store in the schema
 // at url, with a state root of its own; the test's cleanup closes both.
 func startOnPostgres(t *testing.T, url string, set *tool.Set, opts Options) *Host {
