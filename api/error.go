@@ -38,6 +38,11 @@ const (
 	CodeArtifactNotFound Code = "artifact_not_found"
 	CodeBadName          Code = "bad_name"
 	CodeInternal         Code = "internal"
+
+	CodeBadIdempotencyKey     Code = "bad_idempotency_key"
+	CodeIdempotencyKeyReused  Code = "idempotency_key_reused"
+	CodeIdempotencyInProgress Code = "idempotency_in_progress"
+	CodeQuotaExceeded         Code = "quota_exceeded"
 )
 
 type codeInfo struct {
@@ -69,6 +74,11 @@ var codes = map[Code]codeInfo{
 	CodeArtifactNotFound: {http.StatusNotFound, "the session has no artifact of that name"},
 	CodeBadName:          {http.StatusBadRequest, "an artifact name that is not a clean relative path"},
 	CodeInternal:         {http.StatusInternalServerError, "the host failed; its log says why"},
+
+	CodeBadIdempotencyKey:     {http.StatusBadRequest, "an Idempotency-Key that is not 1 to 255 printable ASCII characters"},
+	CodeIdempotencyKeyReused:  {http.StatusUnprocessableEntity, "the Idempotency-Key was used with another request (method, path or body)"},
+	CodeIdempotencyInProgress: {http.StatusConflict, "the first request with this Idempotency-Key is still running; retry later"},
+	CodeQuotaExceeded:         {http.StatusTooManyRequests, "the principal holds as many open sessions or parked calls as the host allows"},
 }
 
 // Status returns the code's HTTP status; 500 for a code not in the table.
@@ -153,6 +163,9 @@ var (
 	ErrApprovalExpired  = &Error{Code: CodeApprovalExpired, Message: "the approval expired"}
 	ErrArtifactNotFound = &Error{Code: CodeArtifactNotFound, Message: "artifact not found"}
 	ErrBadCursor        = &Error{Code: CodeBadCursor, Message: "invalid cursor"}
+
+	ErrIdempotencyKeyReused  = &Error{Code: CodeIdempotencyKeyReused, Message: "this Idempotency-Key was used with a different request"}
+	ErrIdempotencyInProgress = &Error{Code: CodeIdempotencyInProgress, Message: "the first request with this Idempotency-Key is still running"}
 )
 
 // AsError returns err as an *Error: itself if it is one (or wraps one),
