@@ -102,6 +102,7 @@ type Periodic struct {
 type Tx interface {
 	Sessions
 	Approvals
+	Idempotency
 	// Schedule inserts a job in the transaction.
 	Schedule(ctx context.Context, j JobSpec) error
 	// ExpireApproval expires one pending call whose expiry has passed and

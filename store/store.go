@@ -158,6 +158,7 @@ type Store interface {
 	Approvals
 	KV
 	Files
+	Idempotency
 	// Close releases the database.
 	Close() error
 }

@@ -38,6 +38,7 @@ type memStore struct {
 	approvals map[string]*approval
 	kv        map[string]map[string]*kvEntry      // namespace, key
 	files     map[string]map[string]tool.FileInfo // namespace, name
+	idem      map[[2]string]*idemRecord           // scope, key
 }
 
 var _ store.Store = (*memStore)(nil)
@@ -50,6 +51,7 @@ func New() store.Store {
 		approvals: map[string]*approval{},
 		kv:        map[string]map[string]*kvEntry{},
 		files:     map[string]map[string]tool.FileInfo{},
+		idem:      map[[2]string]*idemRecord{},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -100,8 +101,8 @@ func TestOpenTogether(t *testing.T) {
 		}
 	}
 	conn := connect(t, url)
-	if got := versions(t, conn); !slices.Equal(got, []int{1, 2, 3, 4, 5, 6}) {
-		t.Errorf("schema_migrations holds %v, want [1 2 3 4 5 6]", got)
+	if got := versions(t, conn); len(got) != migrationCount(t) || got[len(got)-1] != len(got) {
+		t.Errorf("schema_migrations holds %v, want 1…%d", got, migrationCount(t))
 	}
 	var sessions int
 	if err := conn.QueryRow(ctx, `SELECT COUNT(*) FROM sessions`).Scan(&sessions); err != nil || sessions != hosts {
@@ -113,19 +114,30 @@ func TestOpenTogether(t *testing.T) {
 	}
 }
 
+// migrationCount is how many migrations this binary has.
+func migrationCount(t *testing.T) int {
+	t.Helper()
+	names, err := fs.Glob(postgres.Migrations, "migrations/*.sql")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("migrations: %v, %v", names, err)
+	}
+	return len(names)
+}
+
 // A binary meets a schema that a newer one migrated further: it refuses to
 // open it, naming both versions, and changes nothing.
 func TestSchemaTooNew(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)
-	if _, err := tb.conn.Exec(ctx, `INSERT INTO schema_migrations (version) VALUES (7)`); err != nil {
+	last := migrationCount(t)
+	if _, err := tb.conn.Exec(ctx, `INSERT INTO schema_migrations (version) VALUES ($1)`, last+1); err != nil {
 		t.Fatal(err)
 	}
 	_, err := postgres.Open(ctx, tb.url)
-	if !errors.Is(err, store.ErrSchemaTooNew) || !strings.Contains(err.Error(), "version 7") || !strings.Contains(err.Error(), "up to 6") {
-		t.Fatalf("Open = %v; want ErrSchemaTooNew naming versions 7 and 6", err)
+	if !errors.Is(err, store.ErrSchemaTooNew) || !strings.Contains(err.Error(), fmt.Sprintf("version %d", last+1)) || !strings.Contains(err.Error(), fmt.Sprintf("up to %d", last)) {
+		t.Fatalf("Open = %v; want ErrSchemaTooNew naming versions %d and %d", err, last+1, last)
 	}
-	if got := versions(t, tb.conn); !slices.Equal(got, []int{1, 2, 3, 4, 5, 6, 7}) {
+	if got := versions(t, tb.conn); len(got) != last+1 {
 		t.Errorf("schema_migrations holds %v", got)
 	}
 }

@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ParkedTurns", testParkedTurns},
 		{"Fencing", testFencing},
 		{"Jobs", testJobs},
+		{"Idempotency", testIdempotency},
 		{"KV", testKV},
 		{"KVIfVersion", testKVIfVersion},
 		{"FileMetadata", testFiles},

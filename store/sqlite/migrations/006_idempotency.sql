@@ -1,0 +1,13 @@
+CREATE TABLE idempotency (
+	scope TEXT NOT NULL,
+	key TEXT NOT NULL,
+	hash TEXT NOT NULL,
+	status INTEGER NOT NULL,
+	content_type TEXT NOT NULL,
+	call_id TEXT NOT NULL,
+	body BLOB,
+	running_until BIGINT NOT NULL,
+	expires_at BIGINT NOT NULL,
+	PRIMARY KEY (scope, key)
+);
+CREATE INDEX idempotency_by_expiry ON idempotency (expires_at);
