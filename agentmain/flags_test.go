@@ -20,6 +20,8 @@ func TestFlagDefaultsAgree(t *testing.T) {
 		{"lease-ttl", serveflags.LeaseTTLDefault, host.LeaseTTLDefault},
 		{"approval-wait", serveflags.ApprovalWaitDefault, serve.ApprovalWaitDefault},
 		{"approval-timeout", serveflags.ApprovalTimeoutDefault, host.ApprovalTimeoutDefault},
+		{"max-sessions", serveflags.MaxSessionsDefault, host.MaxSessionsDefault},
+		{"max-pending", serveflags.MaxPendingDefault, host.MaxPendingDefault},
 	}
 	for _, tt := range tests {
 		if tt.flag != tt.own {

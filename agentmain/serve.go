@@ -69,6 +69,7 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		return command.ExitRefused
 	}
 	opts.StateRoot, opts.Logger, opts.Store, opts.LeaseTTL, opts.ApprovalTimeout = stateDir, logger, st, f.LeaseTTL, f.ApprovalTimeout
+	opts.MaxSessions, opts.MaxPending = f.MaxSessions, f.MaxPending
 	stopExport, err := o.export(ctx, f.Slug, opts, stdio)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, "setting up OpenTelemetry export:", err)
@@ -89,14 +90,18 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 	if wait == 0 {
 		wait = -1 // answer at once
 	}
-	srv, err := serve.New(h, &serve.Options{Slug: f.Slug, Token: secret, MaxBodyBytes: f.MaxBodyBytes, Logger: logger, ApprovalWait: wait})
+	srv, err := serve.New(h, &serve.Options{Slug: f.Slug, Token: secret, MaxBodyBytes: f.MaxBodyBytes, Logger: logger, ApprovalWait: wait,
+		BodyTimeout: noLimit(f.BodyTimeout), MaxStreams: noLimit(f.MaxStreams), IdempotencyTTL: f.IdempotencyTTL})
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused
 	}
 	err = serve.ListenAndServe(ctx, f.Addr, srv, &serve.ListenOptions{
-		DrainTimeout: f.DrainTimeout,
-		Logger:       logger,
+		DrainTimeout:  f.DrainTimeout,
+		Logger:        logger,
+		HeaderTimeout: noLimit(f.HeaderTimeout),
+		IdleTimeout:   noLimit(f.IdleTimeout),
+		MaxConns:      noLimit(f.MaxConns),
 		OnListen: func(a net.Addr) {
 			fmt.Fprintf(stdio.Err, "serving %s at http://%s/%s/v1 (tools: %s)\n", f.Slug, a, f.Slug, strings.Join(set.Names(), ", "))
 		},
@@ -106,6 +111,15 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		return command.ExitFailure
 	}
 	return command.ExitOK
+}
+
+// noLimit turns a limit flag's 0 ("no limit") into the serve package's
+// negative; the serve package takes zero as its default.
+func noLimit[T int | time.Duration](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
 }
 
 // newLogger returns the request and host logger, writing to stderr in the

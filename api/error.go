@@ -43,6 +43,9 @@ const (
 	CodeIdempotencyKeyReused  Code = "idempotency_key_reused"
 	CodeIdempotencyInProgress Code = "idempotency_in_progress"
 	CodeQuotaExceeded         Code = "quota_exceeded"
+
+	CodeRequestTimeout Code = "request_timeout"
+	CodeOverCapacity   Code = "over_capacity"
 )
 
 type codeInfo struct {
@@ -79,6 +82,9 @@ var codes = map[Code]codeInfo{
 	CodeIdempotencyKeyReused:  {http.StatusUnprocessableEntity, "the Idempotency-Key was used with another request (method, path or body)"},
 	CodeIdempotencyInProgress: {http.StatusConflict, "the first request with this Idempotency-Key is still running; retry later"},
 	CodeQuotaExceeded:         {http.StatusTooManyRequests, "the principal holds as many open sessions or parked calls as the host allows"},
+
+	CodeRequestTimeout: {http.StatusRequestTimeout, "the request body did not arrive within the host's body timeout"},
+	CodeOverCapacity:   {http.StatusServiceUnavailable, "the host is at its limit of connections or event streams; retry after Retry-After"},
 }
 
 // Status returns the code's HTTP status; 500 for a code not in the table.
@@ -166,6 +172,8 @@ var (
 
 	ErrIdempotencyKeyReused  = &Error{Code: CodeIdempotencyKeyReused, Message: "this Idempotency-Key was used with a different request"}
 	ErrIdempotencyInProgress = &Error{Code: CodeIdempotencyInProgress, Message: "the first request with this Idempotency-Key is still running"}
+
+	ErrOverCapacity = &Error{Code: CodeOverCapacity, Message: "the host is at its limit of connections or event streams"}
 )
 
 // AsError returns err as an *Error: itself if it is one (or wraps one),

@@ -3,12 +3,15 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/agentsdk/agentsdk/api"
 )
@@ -174,37 +177,79 @@ func (q query) encode() string {
 // host are the *url.Error of net/http, as they are.
 func (c *Client) send(ctx context.Context, hc *http.Client, route string, args []string, q query, body any, header http.Header) (*http.Response, error) {
 	method, u := c.endpoint(route, args, q)
-	var rd io.Reader
+	var b []byte
 	if body != nil {
-		b, err := encodeJSON(body)
-		if err != nil {
+		var err error
+		if b, err = encodeJSON(body); err != nil {
 			return nil, fmt.Errorf("encoding the request to %s: %w", u, err)
 		}
-		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
-	if err != nil {
-		return nil, fmt.Errorf("building the request to %s: %w", u, err)
+	key := ""
+	if idempotentRoutes[route] && header.Get(IdempotencyHeader) == "" {
+		key = newIdempotencyKey()
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	for attempt := 0; ; attempt++ {
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(b)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, u, rd)
+		if err != nil {
+			return nil, fmt.Errorf("building the request to %s: %w", u, err)
+		}
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		req.Header.Set("User-Agent", c.userAgent)
+		if key != "" {
+			req.Header.Set(IdempotencyHeader, key)
+		}
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			// A request with an Idempotency-Key is safe to send again when
+			// the connection failed: the host answers a retry with the
+			// first answer, running nothing twice.
+			if (key != "" || header.Get(IdempotencyHeader) != "") && attempt < len(retryDelays) && ctx.Err() == nil && retryable(err) {
+				select {
+				case <-time.After(retryDelays[attempt]):
+					continue
+				case <-ctx.Done():
+				}
+			}
+			return nil, err
+		}
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			defer resp.Body.Close()
+			return nil, readError(resp)
+		}
+		return resp, nil
 	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	req.Header.Set("User-Agent", c.userAgent)
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		defer resp.Body.Close()
-		return nil, readError(resp)
-	}
-	return resp, nil
+}
+
+// IdempotencyHeader carries a request's Idempotency-Key. The client sends
+// a fresh one with every tool call, new session and message (unless the
+// caller's header has one), and sends the request again with it when the
+// connection fails: the host answers the retry with the first answer.
+const IdempotencyHeader = "Idempotency-Key"
+
+// idempotentRoutes are the routes that take an Idempotency-Key.
+var idempotentRoutes = map[string]bool{"callTool": true, "createSession": true, "sendMessage": true}
+
+// retryDelays are the waits before the retries of a request with an
+// Idempotency-Key whose connection failed.
+var retryDelays = []time.Duration{200 * time.Millisecond, time.Second}
+
+// newIdempotencyKey returns a random key.
+func newIdempotencyKey() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return "idem_" + hex.EncodeToString(b[:])
 }
 
 // call sends a request and decodes a 2xx answer into out.

@@ -47,6 +47,9 @@ func (h *Host) approvalTTL(t *tool.Tool) time.Duration {
 
 // park stores a gated call as pending and streams the request.
 func (h *Host) park(ctx context.Context, t *tool.Tool, in *tool.Input, p parkSpec) (api.Approval, error) {
+	if err := h.quota(ctx, "parked calls", h.opts.MaxPending, p.by, h.log.CountPending); err != nil {
+		return api.Approval{}, err
+	}
 	a := api.Approval{
 		CallID: p.callID, SessionID: p.sessionID, TurnID: p.turnID, ModelCallID: p.modelCallID, Tool: t.Name(),
 		Input: in.JSON(), RequestedBy: p.by, ExpiresAt: time.Now().Add(h.approvalTTL(t)), Status: api.ApprovalPending,
@@ -115,6 +118,7 @@ func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api
 	ap.h.wg.Add(1)
 	go func() {
 		defer ap.h.wg.Done()
+		defer guard(ap.h.logger, "carrying out a decision", "call", a.CallID)
 		ap.h.carryOut(context.WithoutCancel(ctx), a)
 	}()
 	return a, nil
@@ -220,10 +224,13 @@ func (h *Host) runApproved(ctx, parent context.Context, a api.Approval) tool.Out
 	}
 	rctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	go h.leases.keepAlive(rctx, func(ctx context.Context) bool {
-		h.log.RenewExecutor(ctx, a.CallID, h.leases.lease())
-		return true
-	})
+	go func() {
+		defer guard(h.logger, "renewing an approved call's executor lease", "call", a.CallID)
+		h.leases.keepAlive(rctx, func(ctx context.Context) bool {
+			h.log.RenewExecutor(ctx, a.CallID, h.leases.lease())
+			return true
+		})
+	}()
 	c := callSpec{id: a.CallID, tool: t, in: in, turnID: a.TurnID}
 	if a.SessionID != "" {
 		sess, err := h.log.Session(ctx, a.SessionID)
@@ -311,4 +318,21 @@ func (ap Approvals) Get(ctx context.Context, callID string) (api.Approval, error
 		return api.Approval{}, storeError(err, approvalNotFound(callID))
 	}
 	return a, nil
+}
+
+// quota refuses with quota_exceeded when principal already holds max of
+// what count counts (max < 0: no bound). Concurrent requests may each pass
+// the count: a bound, not an exact limit.
+func (h *Host) quota(ctx context.Context, what string, max int, principal string, count func(context.Context, string) (int, error)) error {
+	if max < 0 {
+		return nil
+	}
+	n, err := count(ctx, principal)
+	if err != nil {
+		return storeError(err, nil)
+	}
+	if n >= max {
+		return api.Errorf(api.CodeQuotaExceeded, "%s already holds %d %s, the most this host allows (%d)", principal, n, what, max)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
@@ -130,6 +131,14 @@ func (h *Host) run(ctx context.Context, c callSpec) (out tool.Output) {
 	defer ws.close(h.logger)
 	ctx, end := h.telemetry.startTool(ctx, c.tool.Name(), c.id, sessionID)
 	defer func() { end(out) }()
+	// Calls run on goroutines of the host's (a turn's, an approval's): a
+	// panic on the way to the tool or back fails the call, not the host.
+	defer func() {
+		if p := recover(); p != nil {
+			h.logger.Error("running a tool call panicked", "tool", c.tool.Name(), "call_id", c.id, "panic", p, "stack", string(debug.Stack()))
+			out = tool.ErrorOutput(fmt.Sprintf("the call failed: %v", p))
+		}
+	}()
 	if c.tool.Execution() == tool.Agent {
 		dir, err := ws.open()
 		if err != nil {

@@ -81,6 +81,7 @@ func (h *Host) runAll(ctx, tctx context.Context, calls []api.Approval) {
 	var wg sync.WaitGroup
 	for _, a := range calls {
 		wg.Go(func() {
+			defer guard(h.logger, "running an approved call", "call", a.CallID)
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			h.runClaimed(ctx, tctx, a)
@@ -113,6 +114,7 @@ func (h *Host) unclaimed(a api.Approval) {
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
+		defer guard(h.logger, "driving a parked turn", "session", a.SessionID, "turn", a.TurnID)
 		h.drive(h.ctx, a.SessionID, a.TurnID)
 	}()
 }

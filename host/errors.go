@@ -16,6 +16,8 @@ func storeError(err error, notFound *api.Error) error {
 	switch {
 	case err == nil:
 		return nil
+	case isAPIError(err):
+		return err // already the API's (a quota, …)
 	case errors.Is(err, store.ErrNotFound) && notFound != nil:
 		return notFound
 	case errors.Is(err, store.ErrBusy):
@@ -48,4 +50,9 @@ type ApprovalPendingError struct {
 
 func (e *ApprovalPendingError) Error() string {
 	return fmt.Sprintf("call %s is waiting for approval: approve it with agent-sdk approve %s, or deny it with agent-sdk deny %s --reason …", e.CallID, e.CallID, e.CallID)
+}
+
+func isAPIError(err error) bool {
+	var ae *api.Error
+	return errors.As(err, &ae)
 }

@@ -83,6 +83,16 @@ type Options struct {
 	// MaxFileBytes bounds one file of call.Host.Files and artifacts; zero
 	// means MaxFileBytesDefault.
 	MaxFileBytes int64
+	// MaxSessions bounds the sessions one principal may create in an hour
+	// (each has a workspace on disk); a create over it is refused with
+	// quota_exceeded (429). Zero means MaxSessionsDefault; negative, no
+	// bound.
+	MaxSessions int
+	// MaxPending bounds the calls one principal may have parked at once,
+	// waiting for a decision; a call over it is refused (a direct call with
+	// quota_exceeded, a model's call with an isError result). Zero means
+	// MaxPendingDefault; negative, no bound.
+	MaxPending int
 	// MCP is call.Host.MCP (see package mcpconn); nil: not configured. If
 	// it is an io.Closer, Close closes it.
 	MCP tool.MCP
@@ -95,6 +105,8 @@ type Options struct {
 
 // Defaults of [Options].
 const (
+	MaxSessionsDefault     = 1_000
+	MaxPendingDefault      = 1_000
 	MaxStepsDefault        = 16
 	ToolConcurrencyDefault = 4
 	ModelTimeoutDefault    = 5 * time.Minute
@@ -136,6 +148,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Namespace == "" {
 		o.Namespace = NamespaceDefault
+	}
+	if o.MaxSessions == 0 {
+		o.MaxSessions = MaxSessionsDefault
+	}
+	if o.MaxPending == 0 {
+		o.MaxPending = MaxPendingDefault
 	}
 	if o.MaxFileBytes == 0 {
 		o.MaxFileBytes = MaxFileBytesDefault
@@ -216,6 +234,11 @@ func home(root string) string {
 	}
 	return name + ":" + root
 }
+
+// Idempotency returns where the host keeps the first answers to requests
+// made with an Idempotency-Key (the agent's store): serve's idempotent
+// retries.
+func (h *Host) Idempotency() store.Idempotency { return h.log.Store }
 
 // Tools returns the host's tools.
 func (h *Host) Tools() *tool.Set { return h.tools }

@@ -22,8 +22,16 @@ func (h *Host) jobHandlers() map[string]store.JobHandler {
 		store.JobExpireApproval: h.expireJob,
 		store.JobWatchCall:      h.watchCallJob,
 		jobSweepTurns:           h.sweepTurnsJob,
+		jobPruneKeys: func(ctx context.Context, tx store.Tx, job store.Job) error {
+			_, err := tx.PruneIdempotent(ctx, time.Now())
+			return err
+		},
 	}
 }
+
+// jobPruneKeys deletes the expired answers kept for Idempotency-Keys,
+// hourly.
+const jobPruneKeys = "idempotency.prune"
 
 // jobSweepTurns closes the turns whose host died, every LeaseTTL/2, on one
 // host (River's leader enqueues it).
@@ -49,7 +57,7 @@ func (h *Host) runJobs(ctx context.Context, j store.Jobs) error {
 	}
 	stop, err := j.RunJobs(context.WithoutCancel(ctx), store.RunJobsParams{
 		Handlers: h.jobHandlers(), ID: h.leases.holder, Logger: h.logger,
-		Periodic: []store.Periodic{{Kind: jobSweepTurns, Every: h.opts.LeaseTTL / 2}},
+		Periodic: []store.Periodic{{Kind: jobSweepTurns, Every: h.opts.LeaseTTL / 2}, {Kind: jobPruneKeys, Every: time.Hour}},
 	})
 	if err != nil {
 		return err

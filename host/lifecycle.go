@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,7 +57,7 @@ func (l *leases) track(parent context.Context, st store.Sessions, logger *slog.L
 	l.mu.Lock()
 	l.running[f.SessionID] = &runningTurn{fence: f, cancel: cancel}
 	l.mu.Unlock()
-	go l.keepAlive(ctx, func(ctx context.Context) bool {
+	renew := func(ctx context.Context) bool {
 		if l.paused.Load() {
 			return true
 		}
@@ -69,8 +70,31 @@ func (l *leases) track(parent context.Context, st store.Sessions, logger *slog.L
 			logger.Warn("renewing a turn's lease", "session", f.SessionID, "turn", f.TurnID, "err", err)
 		}
 		return true
-	})
+	}
+	go func() {
+		defer guard(logger, "renewing a turn's lease", "session", f.SessionID, "turn", f.TurnID)
+		l.keepAlive(ctx, renew)
+	}()
 	return ctx
+}
+
+// guard recovers a panic in a goroutine of the host's and logs it, with
+// its stack, instead of letting it end the process: some of the code the
+// host's goroutines run is not the host's (a store, a model provider, a
+// logger's handler). Each goroutine defers it first thing:
+//
+//	go func() {
+//		defer guard(h.logger, "what the goroutine does", "session", id)
+//		…
+//	}()
+//
+// The tool package guards what tools run (handlers, their goroutines
+// started with call.Go, approval predicates, input decoding); this is for
+// the rest.
+func guard(logger *slog.Logger, what string, attrs ...any) {
+	if p := recover(); p != nil {
+		logger.Error(what+" panicked", append(attrs, "panic", p, "stack", string(debug.Stack()))...)
+	}
 }
 
 // fence returns the fence of a turn this host runs.
@@ -184,13 +208,20 @@ func (h *Host) Start(ctx context.Context) error {
 			case <-h.ctx.Done():
 				return
 			case <-t.C:
-				if err := h.recover(h.ctx); err != nil && h.ctx.Err() == nil {
-					h.logger.Warn("closing interrupted turns", "err", err)
-				}
+				h.sweep()
 			}
 		}
 	}()
 	return nil
+}
+
+// sweep is one round of Start's sweep, on a store without jobs; a panic
+// in it is logged and the next round runs.
+func (h *Host) sweep() {
+	defer guard(h.logger, "closing interrupted turns")
+	if err := h.recover(h.ctx); err != nil && h.ctx.Err() == nil {
+		h.logger.Warn("closing interrupted turns", "err", err)
+	}
 }
 
 // How hosts sharing a store tell each other about new events.
@@ -224,6 +255,7 @@ func (h *Host) share(n store.Notifier) error {
 	h.wg.Add(2)
 	go func() {
 		defer h.wg.Done()
+		defer guard(h.logger, "telling other hosts about new events")
 		for {
 			select {
 			case <-h.log.wake:
@@ -242,6 +274,7 @@ func (h *Host) share(n store.Notifier) error {
 	}()
 	go func() {
 		defer h.wg.Done()
+		defer guard(h.logger, "delivering other hosts' events")
 		t := time.NewTicker(pollInterval)
 		defer t.Stop()
 		for {
@@ -270,6 +303,9 @@ func (h *Host) share(n store.Notifier) error {
 // died running them.
 func (h *Host) recover(ctx context.Context) error {
 	if err := h.expire(ctx); err != nil {
+		return err
+	}
+	if _, err := h.log.PruneIdempotent(ctx, time.Now()); err != nil {
 		return err
 	}
 	if err := h.orphans(ctx); err != nil {

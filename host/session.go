@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/store"
@@ -44,6 +45,11 @@ func (s Sessions) Create(ctx context.Context, opts SessionOptions) (api.Session,
 	}
 	if opts.Message != "" && strings.TrimSpace(opts.Message) == "" {
 		return api.Session{}, "", api.ErrEmptyMessage
+	}
+	if err := s.h.quota(ctx, "sessions created in the last hour", s.h.opts.MaxSessions, opts.Principal, func(ctx context.Context, p string) (int, error) {
+		return s.h.log.CountSessions(ctx, p, time.Now().Add(-time.Hour))
+	}); err != nil {
+		return api.Session{}, "", err
 	}
 	sess := api.Session{ID: newID("sess"), Channel: opts.Channel, Mode: api.ModeLocal, Principal: opts.Principal}
 	if _, err := s.h.sessionWorkspace(sess.ID).open(); err != nil {
@@ -184,6 +190,7 @@ func (h *Host) goTurn(tctx context.Context, sess api.Session, f store.Fence) {
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
+		defer guard(h.logger, "running a model turn", "session", sess.ID, "turn", f.TurnID)
 		h.runTurn(tctx, sess, f)
 	}()
 }

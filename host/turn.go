@@ -190,6 +190,7 @@ func (h *Host) runActions(ctx context.Context, sess api.Session, turnID string, 
 	parked := false
 	for i, c := range calls {
 		wg.Go(func() {
+			defer guard(h.logger, "running a turn's tool call", "session", sess.ID, "call", actions[i].CallID)
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			start := time.Now()

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/internal/jsonscan"
@@ -35,18 +37,62 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(b.Bytes())
 }
 
-// readBody reads a request body, refusing one over the limit.
+// readBody returns a request's body: the one ServeHTTP read (admit), or,
+// for a body a handler put back, read now under the limit.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if b, ok := r.Body.(*prereadBody); ok {
+		return b.data, nil
+	}
+	return s.readLimited(w, r)
+}
+
+// readLimited reads a request body, refusing one over the limit.
+func (s *Server) readLimited(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	body, err := readAll(http.MaxBytesReader(w, r.Body, s.maxBody), r.ContentLength, s.maxBody)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		var (
+			tooBig  *http.MaxBytesError
+			timeout net.Error
+		)
+		switch {
+		case errors.As(err, &tooBig):
 			return nil, api.AsError(tooBig)
+		case errors.As(err, &timeout) && timeout.Timeout():
+			return nil, api.Errorf(api.CodeRequestTimeout, "the request body did not arrive within %s of its headers (the host's body timeout)", s.bodyTimeout)
 		}
 		return nil, api.Errorf(api.CodeBadRequest, "reading request body: %w", err)
 	}
 	return body, nil
 }
+
+// preread reads r's body whole before any handler runs, within the body
+// timeout: a connection's read deadline while the body arrives, lifted
+// once it has (the server keeps reading the connection, to notice a client
+// that goes away, and an expired deadline would cancel the request).
+func (s *Server) preread(w http.ResponseWriter, r *http.Request) (*prereadBody, error) {
+	rc := http.NewResponseController(w)
+	if s.bodyTimeout > 0 {
+		rc.SetReadDeadline(time.Now().Add(s.bodyTimeout)) // unsupported only off a real connection (tests)
+	}
+	data, err := s.readLimited(w, r)
+	if err != nil {
+		return nil, err
+	}
+	if s.bodyTimeout > 0 {
+		rc.SetReadDeadline(time.Time{})
+	}
+	r.ContentLength = int64(len(data))
+	return &prereadBody{Reader: bytes.NewReader(data), data: data}, nil
+}
+
+// prereadBody is a request body read by ServeHTTP; readBody takes its
+// bytes as they are, and it reads as any body for other uses.
+type prereadBody struct {
+	*bytes.Reader
+	data []byte
+}
+
+func (*prereadBody) Close() error { return nil }
 
 // readAll reads r whole, sizing its buffer from the declared length when
 // there is one within the limit.

@@ -32,7 +32,27 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		s.storedEvents(w, r, id, after)
 		return
 	}
+	if !s.takeStream() {
+		w.Header().Set("Retry-After", streamRetryAfter)
+		writeError(w, api.Errorf(api.CodeOverCapacity, "the host follows %d event streams, its limit (--max-streams); retry later, or read the stored events with ?follow=false", s.maxStreams))
+		return
+	}
+	defer s.streams.Add(-1)
 	s.stream(w, r, id, after)
+}
+
+// streamRetryAfter is the Retry-After of a stream refused at the limit, in
+// seconds.
+const streamRetryAfter = "5"
+
+// takeStream counts one more event stream, unless the server follows
+// Options.MaxStreams already.
+func (s *Server) takeStream() bool {
+	if s.streams.Add(1) > s.maxStreams && s.maxStreams > 0 {
+		s.streams.Add(-1)
+		return false
+	}
+	return true
 }
 
 // resumeAfter is the seq a stream starts after: Last-Event-ID (a

@@ -20,8 +20,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
@@ -35,7 +37,19 @@ const (
 	// ApprovalWaitDefault is how long a direct call of a gated tool waits
 	// for a decision before answering 202.
 	ApprovalWaitDefault = 30 * time.Second
+	// BodyTimeoutDefault is how long a request's body may take to arrive
+	// after its headers.
+	BodyTimeoutDefault = 30 * time.Second
+	// MaxStreamsDefault is how many event streams (SSE subscribers) the
+	// server follows at once.
+	MaxStreamsDefault = 512
 )
+
+// refusalGrace is how long the server still reads a request body it
+// refused (401, 413) before closing the connection: long enough for what
+// is already in flight to arrive, so that the client reads the answer
+// rather than a reset, and no longer.
+const refusalGrace = 250 * time.Millisecond
 
 // Options configure a [Server].
 type Options struct {
@@ -53,6 +67,19 @@ type Options struct {
 	// Logger receives one line per request (method, path, status,
 	// duration, call id). Nil discards them.
 	Logger *slog.Logger
+	// BodyTimeout bounds how long a request's body may take to arrive
+	// once its headers are read; a body still arriving then is answered
+	// 408 request_timeout and its connection closed. Zero means
+	// BodyTimeoutDefault, negative no limit.
+	BodyTimeout time.Duration
+	// MaxStreams bounds the event streams followed at once; one more is
+	// answered 503 over_capacity. Zero means MaxStreamsDefault, negative
+	// no limit.
+	MaxStreams int
+	// IdempotencyTTL is how long the answer to a request made with an
+	// Idempotency-Key is kept for its retries; zero means
+	// IdempotencyTTLDefault (24 h).
+	IdempotencyTTL time.Duration
 }
 
 // Server is the HTTP API of one agent's host.
@@ -65,10 +92,18 @@ type Server struct {
 	logger  *slog.Logger
 	mux     *http.ServeMux
 
+	bodyTimeout time.Duration       // Options.BodyTimeout; 0: none
+	maxStreams  int64               // Options.MaxStreams; 0: none
+	streams     atomic.Int64        // event streams followed now
+	public      map[string][]string // the public routes' mounted patterns, by path
+	patterns    []string            // every pattern mounted on mux, in order
+
 	closing   chan struct{} // closed when the server shuts down
 	closeOnce sync.Once
 
 	openAPIDoc func() ([]byte, error) // the OpenAPI document, made once: the tools do not change
+
+	idemTTL time.Duration // Options.IdempotencyTTL
 }
 
 // principal is who the bearer token stands for. There is one token per
@@ -100,30 +135,48 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	switch {
+	case o.BodyTimeout == 0:
+		o.BodyTimeout = BodyTimeoutDefault
+	case o.BodyTimeout < 0:
+		o.BodyTimeout = 0
+	}
+	switch {
+	case o.MaxStreams == 0:
+		o.MaxStreams = MaxStreamsDefault
+	case o.MaxStreams < 0:
+		o.MaxStreams = 0
+	}
+	switch {
 	case o.ApprovalWait == 0:
 		o.ApprovalWait = ApprovalWaitDefault
 	case o.ApprovalWait < 0:
 		o.ApprovalWait = 0
 	}
-	s := &Server{host: h, slug: o.Slug, token: []byte(o.Token), maxBody: o.MaxBodyBytes, wait: o.ApprovalWait, logger: o.Logger, mux: http.NewServeMux(), closing: make(chan struct{})}
+	s := &Server{host: h, slug: o.Slug, token: []byte(o.Token), maxBody: o.MaxBodyBytes, wait: o.ApprovalWait, logger: o.Logger, mux: http.NewServeMux(), closing: make(chan struct{}),
+		idemTTL: o.IdempotencyTTL}
+	s.bodyTimeout, s.maxStreams, s.public = o.BodyTimeout, int64(o.MaxStreams), map[string][]string{}
 	s.openAPIDoc = sync.OnceValues(func() ([]byte, error) { return api.OpenAPI(s.slug, h.Tools().Infos()) })
 	handlers := s.handlers()
 	// known holds the same routes, so that a request no route takes can be
 	// told apart: 405 when its path exists for other methods, else 404.
+	// No handler checks the token: ServeHTTP does, before the mux can
+	// answer anything (a path-cleaning redirect included).
 	known := http.NewServeMux()
 	for _, r := range api.Routes {
 		fn, ok := handlers[r.Name]
 		if !ok {
 			return nil, fmt.Errorf("creating server: no handler for route %s", r.Name)
 		}
-		var h http.Handler = fn
-		if !r.Public {
-			h = s.authed(fn)
+		pattern := r.Pattern(o.Slug)
+		s.mux.Handle(pattern, fn)
+		known.Handle(pattern, fn)
+		s.patterns = append(s.patterns, pattern)
+		if r.Public {
+			s.public[r.FullPath(o.Slug)] = append(s.public[r.FullPath(o.Slug)], pattern)
 		}
-		s.mux.Handle(r.Pattern(o.Slug), h)
-		known.Handle(r.Pattern(o.Slug), h)
 	}
-	s.mux.Handle("/", s.authed(s.unrouted(known)))
+	s.mux.Handle("/", s.unrouted(known))
+	s.patterns = append(s.patterns, "/")
 	return s, nil
 }
 
@@ -152,11 +205,16 @@ func (s *Server) handlers() map[string]http.HandlerFunc {
 // Slug returns the server's slug.
 func (s *Server) Slug() string { return s.slug }
 
-// ServeHTTP serves the API and logs the request.
+// ServeHTTP serves the API and logs the request. Before the mux sees a
+// request, it checks the token (every route but the public ones) and reads
+// the body under the limits ([Server.admit]).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
-	s.mux.ServeHTTP(rec, r)
+	rec.Header().Set("X-Content-Type-Options", "nosniff")
+	if s.admit(rec, r) {
+		s.mux.ServeHTTP(rec, r)
+	}
 	ctx := r.Context()
 	if !s.logger.Enabled(ctx, slog.LevelInfo) {
 		return
@@ -187,18 +245,66 @@ func (r *recorder) WriteHeader(code int) {
 
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// authed requires the bearer token, compared in constant time.
-func (s *Server) authed(next http.HandlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), s.token) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="agent-sdk"`)
-			writeError(w, &api.Error{Code: api.CodeUnauthorized,
-				Message: "missing or wrong bearer token: send Authorization: Bearer <token> (see the host's state directory, file token)"})
-			return
+// admit lets a request through to the mux, or answers it: 401 without
+// the token (before anything else, and without reading the body), 413 for
+// a declared length over the limit (without reading the body either), and
+// else reads the body whole within the body timeout (413, 408 or 400 when
+// it cannot), so that no handler ever waits for a client. A refusal closes
+// the connection.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request) bool {
+	if !s.isPublic(r) && !s.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="agent-sdk"`)
+		refuse(w, r, &api.Error{Code: api.CodeUnauthorized,
+			Message: "missing or wrong bearer token: send Authorization: Bearer <token> (see the host's state directory, file token)"}, refusalGrace)
+		return false
+	}
+	if r.ContentLength > s.maxBody {
+		refuse(w, r, api.AsError(&http.MaxBytesError{Limit: s.maxBody}), refusalGrace)
+		return false
+	}
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return true
+	}
+	body, err := s.preread(w, r)
+	if err != nil {
+		grace := refusalGrace
+		if api.AsError(err).Code == api.CodeRequestTimeout {
+			grace = 0 // the client had its time
 		}
-		next(w, r)
-	})
+		refuse(w, r, err, grace)
+		return false
+	}
+	r.Body = body
+	return true
+}
+
+// refuse answers err and closes the connection, reading what is left of
+// the request body for grace at most. Under ListenAndServe's connection
+// cap, the connection no longer counts as serving a request.
+func refuse(w http.ResponseWriter, r *http.Request, err error, grace time.Duration) {
+	w.Header().Set("Connection", "close") // the server neither reads the body first nor keeps the connection
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(grace))
+	draining(r.Context())
+	writeError(w, err)
+}
+
+// isPublic reports whether r is for a public route (/healthz): exactly its
+// path, so that no redirect to it is answered without the token either.
+func (s *Server) isPublic(r *http.Request) bool {
+	patterns, ok := s.public[r.URL.Path]
+	if !ok {
+		return false
+	}
+	_, pattern := s.mux.Handler(r)
+	return slices.Contains(patterns, pattern)
+}
+
+// authorized reports whether r carries the bearer token, compared in
+// constant time. The scheme is case-insensitive (RFC 9110, 11.1).
+func (s *Server) authorized(r *http.Request) bool {
+	scheme, cred, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	return ok && strings.EqualFold(scheme, "Bearer") &&
+		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(cred)), s.token) == 1
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

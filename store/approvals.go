@@ -85,6 +85,15 @@ func (s *sqlStore) Approval(ctx context.Context, callID string) (api.Approval, e
 	return a, nil
 }
 
+func (s *sqlStore) CountPending(ctx context.Context, requestedBy string) (int, error) {
+	var n int
+	if err := s.read.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM approvals WHERE requested_by = ? AND status = ?`),
+		requestedBy, string(api.ApprovalPending)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting pending approvals: %w", err)
+	}
+	return n, nil
+}
+
 func (s *sqlStore) ListApprovals(ctx context.Context, p ListApprovalsParams) ([]api.Approval, string, error) {
 	limit := pageLimit(p.Page)
 	query := `SELECT ` + approvalColumns + ` FROM approvals WHERE (? = '' OR status = ?)`

@@ -262,6 +262,14 @@ func decodeCursor(c string) (int64, string, error) {
 	return n, id, nil
 }
 
+func (s *sqlStore) CountSessions(ctx context.Context, principal string, since time.Time) (int, error) {
+	var n int
+	if err := s.read.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM sessions WHERE principal = ? AND created_at >= ?`), principal, micros(since)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting sessions: %w", err)
+	}
+	return n, nil
+}
+
 func (s *sqlStore) ListSessions(ctx context.Context, p Page) ([]api.Session, string, error) {
 	limit := pageLimit(p)
 	query := `SELECT ` + sessionColumns + ` FROM sessions`

@@ -170,6 +170,8 @@ type Sessions interface {
 	CreateSession(ctx context.Context, s api.Session) (api.Session, error)
 	// Session returns a session.
 	Session(ctx context.Context, id string) (api.Session, error)
+	// CountSessions counts the sessions a principal created since a time.
+	CountSessions(ctx context.Context, principal string, since time.Time) (int, error)
 	// ListSessions lists sessions, newest first, and the cursor of the next
 	// page ("" after the last).
 	ListSessions(ctx context.Context, p Page) ([]api.Session, string, error)
@@ -218,6 +220,8 @@ type Approvals interface {
 	CreateApproval(ctx context.Context, a api.Approval, events ...api.Event) ([]api.Event, error)
 	// Approval returns a parked or decided call.
 	Approval(ctx context.Context, callID string) (api.Approval, error)
+	// CountPending counts the pending approvals requested by a principal.
+	CountPending(ctx context.Context, requestedBy string) (int, error)
 	// ListApprovals lists approvals, oldest first.
 	ListApprovals(ctx context.Context, p ListApprovalsParams) ([]api.Approval, string, error)
 	// ResolveApproval decides a pending approval, exactly once: it fails

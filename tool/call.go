@@ -33,6 +33,7 @@ type Call struct {
 	logger     *slog.Logger // tagged with the tool and call id on first use
 	loggerOnce sync.Once
 	workspace  func() (string, error)
+	goroutines goGroup // started with Go
 }
 
 // Session is read-only information about the session a call belongs to.

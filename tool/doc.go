@@ -28,4 +28,21 @@
 // an [Input]; [Tool.Run] runs the handler with a timeout, recovering panics,
 // and normalises what it returned into an [Output]. The host package wraps
 // both into direct calls with call ids and scratch workspaces.
+//
+// # Goroutines
+//
+// A handler that does work concurrently starts its goroutines with
+// [Call.Go], never with a bare go statement. Run recovers a panic in the
+// handler's own goroutine, but Go cannot recover a panic in any other
+// goroutine: a panic in a goroutine started with go ends the host's
+// process, with every call and turn it runs. call.Go recovers it, logs it
+// with the call id, and makes the call's result an error; and the call
+// waits for its goroutines (up to its timeout) before its result is
+// recorded, so that they do not outlive its workspace:
+//
+//	for _, url := range in.URLs {
+//		call.Go(func(ctx context.Context) {
+//			results <- fetch(ctx, url)
+//		})
+//	}
 package tool

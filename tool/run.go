@@ -11,10 +11,16 @@ import (
 // Run runs a server tool's handler with validated input and returns its
 // normalised [Output]. It never panics and never returns a Go error for what
 // the handler did: an error the handler returns, a panic (whose stack goes
-// to the call's logger, not into the result), a value JSON cannot encode,
-// and running past the tool's timeout all become an Output with IsError set.
-// On a timeout the handler's ctx is cancelled and Run returns at once,
-// without waiting for a handler that ignores ctx.
+// to the call's logger, not into the result), a panic in a goroutine the
+// handler started with [Call.Go], a value JSON cannot encode, and running
+// past the tool's timeout all become an Output with IsError set.
+//
+// Run returns once the handler has returned and so have the goroutines it
+// started with [Call.Go] (see there). On a timeout, or when ctx is
+// cancelled, the handler's ctx is cancelled and Run returns at once,
+// without waiting for a handler or goroutines that ignore ctx. A goroutine
+// a handler starts with a bare go statement is not the call's: Run neither
+// waits for it nor recovers its panic, which ends the process.
 //
 // The error is an [*AgentToolError] for an agent tool, which does not run
 // in-process, or a plain error for input validated for another tool.
@@ -27,6 +33,12 @@ func (t *Tool) Run(ctx context.Context, call *Call, in *Input) (Output, error) {
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, t.timeout, errTimeout)
 	defer cancel()
+	// work is what the handler and its goroutines see: ctx, also
+	// cancelled when the handler fails or anything of the call panics.
+	work, stop := context.WithCancelCause(ctx)
+	defer stop(errHandlerReturned)
+	g := &call.goroutines
+	g.start(work, stop)
 
 	// The handler runs in its own goroutine so that a call can return on
 	// time even when the handler ignores ctx; its result is normalised back
@@ -36,31 +48,46 @@ func (t *Tool) Run(ctx context.Context, call *Call, in *Input) (Output, error) {
 		defer func() {
 			if p := recover(); p != nil {
 				call.Logger().Error("tool handler panicked", slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
-				done <- handlerResult{panicked: fmt.Sprint(p)}
+				g.panicked("the tool panicked: "+fmt.Sprint(p), errHandlerReturned)
+				done <- handlerResult{panicked: true}
 			}
 		}()
-		v, err := t.handler(ctx, call, in.value)
+		v, err := t.handler(work, call, in.value)
 		done <- handlerResult{value: v, err: err}
 	}()
+	var r handlerResult
 	select {
-	case r := <-done:
-		if r.panicked != "" {
-			return ErrorOutput("the tool panicked: " + r.panicked), nil
-		}
-		return normaliseSafely(call, r.value, r.err), nil
+	case r = <-done:
 	case <-ctx.Done():
-		if errors.Is(context.Cause(ctx), errTimeout) {
-			call.Logger().Warn("tool call timed out", slog.Duration("timeout", t.timeout))
-			return ErrorOutput(fmt.Sprintf("timed out after %s", t.timeout)), nil
-		}
-		return ErrorOutput("cancelled: " + context.Cause(ctx).Error()), nil
+		return g.end(t.interrupted(ctx, call)), nil
 	}
+	if r.err != nil {
+		stop(errHandlerReturned) // the goroutines' work is moot
+	}
+	select {
+	case <-g.wait():
+	case <-ctx.Done():
+		return g.end(t.interrupted(ctx, call)), nil
+	}
+	if r.panicked {
+		return g.end(ErrorOutput("the tool panicked")), nil // g names the panic
+	}
+	return g.end(normaliseSafely(call, r.value, r.err)), nil
+}
+
+// interrupted is the result of a call whose ctx ended before it did.
+func (t *Tool) interrupted(ctx context.Context, call *Call) Output {
+	if errors.Is(context.Cause(ctx), errTimeout) {
+		call.Logger().Warn("tool call timed out", slog.Duration("timeout", t.timeout))
+		return ErrorOutput(fmt.Sprintf("timed out after %s", t.timeout))
+	}
+	return ErrorOutput("cancelled: " + context.Cause(ctx).Error())
 }
 
 type handlerResult struct {
 	value    any
 	err      error
-	panicked string
+	panicked bool // the panic is recorded in the call's goroutines
 }
 
 // normaliseSafely normalises a handler's result, turning a panic in a

@@ -30,6 +30,8 @@ type RunOptions struct {
 	// OutputLimit bounds stdout and stderr each; zero means
 	// OutputLimitDefault.
 	OutputLimit int
+
+	noCgroup bool // tests: contain the run without a cgroup, as where there are none
 }
 
 // Run runs an agent tool the way an agent would: the materialised script
@@ -37,7 +39,13 @@ type RunOptions struct {
 // a shell command line), with the validated input as JSON on stdin, in the
 // workspace, with a minimal environment. Its stdout is the result: JSON if it
 // parses, else text. A non-zero exit is an isError result carrying stderr.
-// On timeout the script's whole process group is killed.
+//
+// No process the script starts outlives the call: when the script exits,
+// times out or ctx is cancelled, its process group is killed, and on Linux
+// so is every other process it started, including those that left the
+// group with setsid or a double fork (a cgroup per run where the host may
+// make one, else a sweep for the processes that bear the run's mark; see
+// contain_linux.go). Run returns once they are gone.
 func Run(ctx context.Context, t *tool.Tool, in *tool.Input, opts RunOptions) tool.Output {
 	if t.Execution() != tool.Agent {
 		return tool.ErrorOutput(fmt.Sprintf("tool %s is not an agent tool", t.Name()))
@@ -53,32 +61,51 @@ func Run(ctx context.Context, t *tool.Tool, in *tool.Input, opts RunOptions) too
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	cmd := exec.Command(Path(opts.Workspace, t.Name()))
-	cmd.Dir = opts.Workspace
-	cmd.Env = environment(opts, t.Name())
-	cmd.Stdin = bytes.NewReader(in.JSON())
 	stdout := &limitedBuffer{limit: limit}
 	stderr := &limitedBuffer{limit: limit}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// A child the script leaves running may hold stdout open; stop waiting
-	// for it shortly after the script itself exits.
-	cmd.WaitDelay = 100 * time.Millisecond
-	if err := cmd.Start(); err != nil {
+	c := newContainment(!opts.noCgroup)
+	// Nothing of the run outlives it, whatever happens below.
+	defer c.kill()
+	command := func() *exec.Cmd {
+		cmd := exec.Command(Path(opts.Workspace, t.Name()))
+		cmd.Dir = opts.Workspace
+		cmd.Env = environment(opts, t.Name())
+		cmd.Stdin = bytes.NewReader(in.JSON())
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		// A child the script leaves running may hold stdout open; stop
+		// waiting for it shortly after the script itself exits.
+		cmd.WaitDelay = 100 * time.Millisecond
+		c.prepare(cmd)
+		return cmd
+	}
+	cmd := command()
+	err := cmd.Start()
+	if err != nil && c.dropCgroup() {
+		// Starting in a cgroup may be what failed (a kernel before 5.7):
+		// try once more without.
+		cmd = command()
+		if err = cmd.Start(); err == nil {
+			c.cgroupFailed()
+		}
+	}
+	c.started(err == nil)
+	if err != nil {
 		return tool.ErrorOutput(fmt.Sprintf("starting agent tool %s: %v", t.Name(), err))
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
-	var err error
 	select {
 	case err = <-waited:
-		// Children left behind in the group must not outlive the call.
+		// Children left behind must not outlive the call.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		c.kill()
 		if errors.Is(err, exec.ErrWaitDelay) {
 			err = nil // the script exited 0; a leftover child held its output open
 		}
 	case <-ctx.Done():
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		c.kill()
 		<-waited
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return tool.ErrorOutput(fmt.Sprintf("timed out after %s", timeout))

@@ -20,6 +20,14 @@ const (
 	ApprovalWaitDefault    = 30 * time.Second
 	ApprovalTimeoutDefault = 24 * time.Hour
 	LogFormatDefault       = "text"
+	BodyTimeoutDefault     = 30 * time.Second
+	HeaderTimeoutDefault   = 10 * time.Second
+	IdleTimeoutDefault     = 120 * time.Second
+	MaxConnsDefault        = 1024
+	MaxStreamsDefault      = 512
+	IdempotencyTTLDefault  = 24 * time.Hour
+	MaxSessionsDefault     = 1000
+	MaxPendingDefault      = 1000
 )
 
 // Serve holds the flags of serving an agent's API.
@@ -35,6 +43,14 @@ type Serve struct {
 	ApprovalTimeout time.Duration
 	Model           string
 	Store           string
+	BodyTimeout     time.Duration
+	HeaderTimeout   time.Duration
+	IdleTimeout     time.Duration
+	MaxConns        int
+	MaxStreams      int
+	IdempotencyTTL  time.Duration
+	MaxSessions     int
+	MaxPending      int
 }
 
 // Register defines the flags on fs. slugDefault is the default slug (the
@@ -50,6 +66,14 @@ func (s *Serve) Register(fs *pflag.FlagSet, slugDefault string) {
 	fs.DurationVar(&s.LeaseTTL, "lease-ttl", LeaseTTLDefault, "how long a turn holds its session between renewals; a dead host's turns are closed after it")
 	fs.DurationVar(&s.ApprovalWait, "approval-wait", ApprovalWaitDefault, "how long a direct call of a gated tool waits for a decision before answering 202 (0: at once)")
 	fs.DurationVar(&s.ApprovalTimeout, "approval-timeout", ApprovalTimeoutDefault, "how long a gated call stays pending before it expires, unless its tool says otherwise")
+	fs.DurationVar(&s.BodyTimeout, "body-timeout", BodyTimeoutDefault, "how long a request's body may take to arrive after its headers; then 408 and the connection is closed (0: no limit)")
+	fs.DurationVar(&s.HeaderTimeout, "header-timeout", HeaderTimeoutDefault, "how long a request's headers may take to arrive (0: no limit)")
+	fs.DurationVar(&s.IdleTimeout, "idle-timeout", IdleTimeoutDefault, "how long a keep-alive connection is kept without a request (0: no limit)")
+	fs.IntVar(&s.MaxConns, "max-conns", MaxConnsDefault, "most connections open at once; at the limit a new one replaces the longest idle, else gets 503 (0: no limit; keep it under the open-file limit)")
+	fs.DurationVar(&s.IdempotencyTTL, "idempotency-ttl", IdempotencyTTLDefault, "how long the answer to a request with an Idempotency-Key is kept for its retries")
+	fs.IntVar(&s.MaxSessions, "max-sessions", MaxSessionsDefault, "most sessions one principal may create in an hour; more get 429 quota_exceeded (-1: no limit)")
+	fs.IntVar(&s.MaxPending, "max-pending", MaxPendingDefault, "most calls one principal may have parked for approval at once; more are refused (-1: no limit)")
+	fs.IntVar(&s.MaxStreams, "max-streams", MaxStreamsDefault, "most event streams (SSE subscribers) followed at once; one more gets 503 (0: no limit)")
 	RegisterStore(fs, &s.Store)
 }
 
@@ -59,7 +83,8 @@ func RegisterStore(fs *pflag.FlagSet, store *string) {
 }
 
 // Names lists the flags Register defines.
-var Names = []string{"addr", "slug", "token", "max-body-bytes", "drain-timeout", "log-format", "model", "lease-ttl", "approval-wait", "approval-timeout", "store"}
+var Names = []string{"addr", "slug", "token", "max-body-bytes", "drain-timeout", "log-format", "model", "lease-ttl", "approval-wait", "approval-timeout", "store",
+	"body-timeout", "header-timeout", "idle-timeout", "max-conns", "max-streams", "idempotency-ttl", "max-sessions", "max-pending"}
 
 // Args returns the flags of fs that Register defined and the command line
 // set, as arguments to pass on ("--name=value").

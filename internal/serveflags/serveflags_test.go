@@ -3,6 +3,7 @@ package serveflags
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -30,5 +31,45 @@ func TestArgsRoundTrip(t *testing.T) {
 	}
 	if got != given {
 		t.Errorf("parsed back %+v, want %+v", got, given)
+	}
+}
+
+// Names is every flag Register defines, so that the CLI passes each one on
+// (the limits included).
+func TestNamesCoverRegister(t *testing.T) {
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	var s Serve
+	s.Register(fs, "agent")
+	var defined []string
+	fs.VisitAll(func(f *pflag.Flag) { defined = append(defined, f.Name) })
+	slices.Sort(defined)
+	names := slices.Sorted(slices.Values(Names))
+	if !slices.Equal(defined, names) {
+		t.Errorf("Register defines %q, Names lists %q", defined, names)
+	}
+}
+
+// The limit flags parse back through Args, 0 ("no limit") included.
+func TestLimitArgsRoundTrip(t *testing.T) {
+	cli := pflag.NewFlagSet("cli", pflag.ContinueOnError)
+	var given Serve
+	given.Register(cli, "agent")
+	if err := cli.Parse([]string{"--body-timeout=5s", "--header-timeout", "0", "--idle-timeout=1m", "--max-conns", "64", "--max-streams=0"}); err != nil {
+		t.Fatal(err)
+	}
+	bin := pflag.NewFlagSet("bin", pflag.ContinueOnError)
+	var got Serve
+	got.Register(bin, "agent")
+	if err := bin.Parse(Args(cli)); err != nil {
+		t.Fatal(err)
+	}
+	if got != given || got.MaxConns != 64 || got.MaxStreams != 0 || got.HeaderTimeout != 0 || got.BodyTimeout != 5*time.Second {
+		t.Errorf("parsed back %+v, want %+v", got, given)
+	}
+	var defaults Serve
+	defaults.Register(pflag.NewFlagSet("d", pflag.ContinueOnError), "agent")
+	if defaults.BodyTimeout != BodyTimeoutDefault || defaults.HeaderTimeout != HeaderTimeoutDefault || defaults.IdleTimeout != IdleTimeoutDefault ||
+		defaults.MaxConns != MaxConnsDefault || defaults.MaxStreams != MaxStreamsDefault {
+		t.Errorf("defaults %+v", defaults)
 	}
 }

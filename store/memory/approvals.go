@@ -122,6 +122,18 @@ func (m *memStore) ListApprovals(ctx context.Context, p store.ListApprovalsParam
 	return out, next, nil
 }
 
+func (m *memStore) CountPending(ctx context.Context, requestedBy string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, a := range m.approvals {
+		if a.RequestedBy == requestedBy && a.Status == api.ApprovalPending {
+			n++
+		}
+	}
+	return n, nil
+}
+
 func (m *memStore) ResolveApproval(ctx context.Context, p store.ResolveApprovalParams) (api.Approval, error) {
 	now := m.clock()
 	m.mu.Lock()

@@ -169,6 +169,12 @@ var ops = []op{
 	{"ExpireApprovals", func(ctx context.Context, s store.Store, in *input) string {
 		return showSorted(s.ExpireApprovals(ctx, time.Now()))
 	}},
+	{"CountSessions", func(ctx context.Context, s store.Store, in *input) string {
+		return show(s.CountSessions(ctx, in.pick("", "p", "q"), time.Now().Add([]time.Duration{-time.Hour, time.Hour}[in.n(2)])))
+	}},
+	{"CountPending", func(ctx context.Context, s store.Store, in *input) string {
+		return show(s.CountPending(ctx, in.pick("", "p", "q")))
+	}},
 	{"ApprovalsToRun", func(ctx context.Context, s store.Store, in *input) string {
 		return show(s.ApprovalsToRun(ctx, in.pick("s1", "s3"), in.pick("", "t1")))
 	}},

@@ -88,6 +88,18 @@ func (m *memStore) CreateSession(ctx context.Context, s api.Session) (api.Sessio
 	return s, nil
 }
 
+func (m *memStore) CountSessions(ctx context.Context, principal string, since time.Time) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, s := range m.sessions {
+		if s.Principal == principal && s.CreatedAt.UnixMicro() >= since.UnixMicro() {
+			n++
+		}
+	}
+	return n, nil
+}
+
 func (m *memStore) Session(ctx context.Context, id string) (api.Session, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -2,10 +2,12 @@ package storetest
 
 import (
 	"bytes"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/store"
 )
 
@@ -76,5 +78,35 @@ func testIdempotency(t *testing.T, s store.Store) {
 	}
 	if _, claimed, _ := s.BeginIdempotent(ctx, old); !claimed {
 		t.Error("an expired key was not claimed again")
+	}
+}
+
+// Sessions are counted by principal, pending approvals by requester: what
+// the host's quotas read.
+func testCounts(t *testing.T, s store.Store) {
+	for i, p := range []string{"ana", "ana", "bob"} {
+		if _, err := s.CreateSession(ctx, api.Session{ID: fmt.Sprint("s", i), Channel: "http", Mode: api.ModeLocal, Principal: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hourAgo := time.Now().Add(-time.Hour)
+	if n, err := s.CountSessions(ctx, "ana", hourAgo); err != nil || n != 2 {
+		t.Errorf("CountSessions(ana) = %d, %v", n, err)
+	}
+	if n, _ := s.CountSessions(ctx, "ana", time.Now().Add(time.Minute)); n != 0 {
+		t.Errorf("CountSessions(ana) since a minute ahead = %d", n)
+	}
+	if n, _ := s.CountSessions(ctx, "nobody", hourAgo); n != 0 {
+		t.Errorf("CountSessions(nobody) = %d", n)
+	}
+	for _, id := range []string{"c1", "c2", "c3"} {
+		a := api.Approval{CallID: id, Tool: "deploy", Input: []byte(`{}`), RequestedBy: "ana", ExpiresAt: time.Now().Add(time.Hour)}
+		if _, err := s.CreateApproval(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.ResolveApproval(ctx, store.ResolveApprovalParams{CallID: "c1", Approved: false, By: "boss"})
+	if n, err := s.CountPending(ctx, "ana"); err != nil || n != 2 {
+		t.Errorf("CountPending(ana) = %d, %v", n, err)
 	}
 }

@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Fencing", testFencing},
 		{"Jobs", testJobs},
 		{"Idempotency", testIdempotency},
+		{"Counts", testCounts},
 		{"KV", testKV},
 		{"KVIfVersion", testKVIfVersion},
 		{"FileMetadata", testFiles},

@@ -11,3 +11,5 @@ CREATE TABLE idempotency (
 	PRIMARY KEY (scope, key)
 );
 CREATE INDEX idempotency_by_expiry ON idempotency (expires_at);
+CREATE INDEX sessions_by_principal ON sessions (principal, created_at);
+CREATE INDEX approvals_by_requester ON approvals (requested_by, status);

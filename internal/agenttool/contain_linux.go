@@ -1,0 +1,368 @@
+//go:build linux
+
+package agenttool
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// On Linux every process a script starts is killed when its call ends,
+// including those that leave the script's process group (setsid, a
+// daemon's double fork), which a kill of the group misses:
+//
+//   - Where the host may create cgroups (cgroup v2, its own cgroup's
+//     directory writable: a root host on a machine or VM, a container with
+//     a writable, delegated /sys/fs/cgroup), each run starts in a cgroup of
+//     its own, <host's cgroup>/agent-sdk-<host pid>-<run id>, and ends with
+//     cgroup.kill (every process in it, however it forked; the cgroup is
+//     then removed). No process of the run can leave it without writing to
+//     cgroup files itself.
+//   - Elsewhere (a read-only /sys/fs/cgroup, as in a default Docker
+//     container; cgroup v1 only; a kernel before 5.7) each run is marked by
+//     AGENT_SDK_RUN_ID=<run id> in the script's environment, which its
+//     descendants inherit through fork, setsid and reparenting, and ends
+//     with a sweep of /proc that kills every process bearing the mark,
+//     until none is left. A process that replaces its environment (env -i,
+//     a program that execs with an environment of its own) escapes it.
+//
+// Both are per run: the host runs many calls at once, and ending one kills
+// only that call's processes. Neither makes the host a child subreaper: an
+// adopted orphan would be the host's child to reap, and reaping children
+// the host did not start races os/exec's own waits.
+
+// runIDVar names the environment variable that marks a run's processes.
+const runIDVar = "AGENT_SDK_RUN_ID"
+
+// containment is what keeps one run's processes together.
+type containment struct {
+	id     string
+	cgroup string // the run's cgroup directory; "" for none
+	fd     int    // the cgroup directory, open until the script starts; -1 for none
+	ran    bool   // the script started
+	killed bool
+}
+
+// newContainment prepares a run's containment: a cgroup when the host may
+// create one (and cgroup is set), the environment mark always.
+func newContainment(cgroup bool) *containment {
+	var b [8]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	c := &containment{id: hex.EncodeToString(b[:]), fd: -1}
+	if !cgroup {
+		return c
+	}
+	parent := cgroupParent()
+	if parent == "" {
+		return c
+	}
+	dir := filepath.Join(parent, "agent-sdk-"+strconv.Itoa(os.Getpid())+"-"+c.id)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS) {
+			cgroupsOff.Store(true) // not writable: do not try again
+		}
+		return c
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		_ = unix.Rmdir(dir)
+		return c
+	}
+	c.cgroup, c.fd = dir, fd
+	return c
+}
+
+// prepare makes cmd start contained.
+func (c *containment) prepare(cmd *exec.Cmd) {
+	cmd.Env = append(cmd.Env, runIDVar+"="+c.id)
+	if c.fd >= 0 {
+		cmd.SysProcAttr.UseCgroupFD = true
+		cmd.SysProcAttr.CgroupFD = c.fd
+	}
+}
+
+// dropCgroup gives up the run's cgroup after the script failed to start in
+// it: false if it had none (the failure was not the cgroup's).
+func (c *containment) dropCgroup() bool {
+	if c.cgroup == "" {
+		return false
+	}
+	c.started(false)
+	_ = unix.Rmdir(c.cgroup)
+	c.cgroup = ""
+	return true
+}
+
+// cgroupFailed notes that a script started without a cgroup where it had
+// failed to start in one: the host cannot start processes in cgroups.
+func (c *containment) cgroupFailed() { cgroupsOff.Store(true) }
+
+// started releases what starting the script needed, and notes whether it
+// started.
+func (c *containment) started(ok bool) {
+	c.ran = ok
+	if c.fd >= 0 {
+		_ = unix.Close(c.fd)
+		c.fd = -1
+	}
+}
+
+// kill kills every process of the run that is still alive and returns once
+// they are gone (bounded: a process stuck in the kernel may outlive it).
+// Calling it again does nothing.
+func (c *containment) kill() {
+	if c.killed {
+		return
+	}
+	c.killed = true
+	if c.fd >= 0 {
+		_ = unix.Close(c.fd)
+		c.fd = -1
+	}
+	if c.cgroup != "" && killCgroup(c.cgroup) == nil {
+		return
+	}
+	if c.ran {
+		sweep(c.id)
+	}
+}
+
+// killWait bounds how long kill waits for the run's processes to die.
+const killWait = 2 * time.Second
+
+// killCgroup kills every process in a run's cgroup and removes it.
+func killCgroup(dir string) error {
+	if unix.Rmdir(dir) == nil {
+		return nil // empty: the script left nothing behind
+	}
+	kill := func() error {
+		err := os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+		if errors.Is(err, os.ErrNotExist) {
+			err = killListed(dir) // before Linux 5.14
+		}
+		return err
+	}
+	if err := kill(); err != nil {
+		return err
+	}
+	delay := 100 * time.Microsecond
+	for deadline := time.Now().Add(killWait); ; {
+		err := unix.Rmdir(dir)
+		if err == nil || !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, 10*time.Millisecond)
+		if err := kill(); err != nil {
+			return err
+		}
+	}
+}
+
+// killListed kills the processes a cgroup lists, where there is no
+// cgroup.kill; the caller repeats it until the cgroup is empty, for those
+// forked meanwhile.
+func killListed(dir string) error {
+	procs, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return err
+	}
+	for _, f := range strings.Fields(string(procs)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+	}
+	return nil
+}
+
+// sweep kills the processes that bear the run's mark in their environment
+// until none is left alive (a zombie's environment reads empty).
+func sweep(id string) {
+	mark := []byte(runIDVar + "=" + id)
+	delay := 100 * time.Microsecond
+	for deadline := time.Now().Add(killWait); killMarked(mark) > 0 && time.Now().Before(deadline); {
+		time.Sleep(delay)
+		delay = min(2*delay, 10*time.Millisecond)
+	}
+}
+
+// killMarked sends SIGKILL to every process whose environment holds mark,
+// and returns how many it found.
+func killMarked(mark []byte) int {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return 0
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	self, n := os.Getpid(), 0
+	buf := make([]byte, 16<<10)
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil || pid == self {
+			continue
+		}
+		if env := environ(name, &buf); env == nil || !hasEntry(env, mark) {
+			continue
+		}
+		if killIfMarked(pid, name, mark, &buf) {
+			n++
+		}
+	}
+	return n
+}
+
+// killIfMarked kills the process pid if its environment holds mark. It
+// holds a pidfd while it reads the environment again, so that a pid reused
+// since it was first read is never killed.
+func killIfMarked(pid int, name string, mark []byte, buf *[]byte) bool {
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	switch {
+	case errors.Is(err, unix.ENOSYS):
+		pidfd = -1 // before Linux 5.3: kill by pid
+	case err != nil:
+		return false // gone
+	default:
+		defer unix.Close(pidfd)
+	}
+	if env := environ(name, buf); env == nil || !hasEntry(env, mark) {
+		return false
+	}
+	if pidfd >= 0 {
+		_ = unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0)
+	} else {
+		_ = unix.Kill(pid, unix.SIGKILL)
+	}
+	return true
+}
+
+// environ reads /proc/<name>/environ into *buf, growing it as need be; nil
+// if it cannot be read (the process is gone, or not the host's to read).
+func environ(name string, buf *[]byte) []byte {
+	fd, err := unix.Open("/proc/"+name+"/environ", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(fd)
+	b := (*buf)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		if err != nil {
+			return nil
+		}
+		if n == 0 {
+			*buf = b
+			return b
+		}
+		b = b[:len(b)+n]
+	}
+}
+
+// hasEntry reports whether a NUL-separated environment holds entry.
+func hasEntry(env, entry []byte) bool {
+	for len(env) > 0 {
+		var e []byte
+		e, env, _ = bytes.Cut(env, []byte{0})
+		if bytes.Equal(e, entry) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	cgroupsOff  atomic.Bool // the host cannot make or use cgroups
+	cgroupsOnce sync.Once
+	cgroupsDir  string // the host's own cgroup v2 directory, if writable
+)
+
+// cgroupParent returns the directory under which runs' cgroups are made:
+// the host process's own cgroup v2 directory, or "" if runs get none.
+func cgroupParent() string {
+	if cgroupsOff.Load() {
+		return ""
+	}
+	cgroupsOnce.Do(func() { cgroupsDir = findCgroup() })
+	return cgroupsDir
+}
+
+// findCgroup finds the host process's cgroup v2 directory, if the host may
+// write there.
+func findCgroup() string {
+	self, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	var path string
+	for line := range strings.Lines(string(self)) {
+		if p, ok := strings.CutPrefix(strings.TrimSpace(line), "0::"); ok {
+			path = p
+		}
+	}
+	if path == "" || strings.HasSuffix(path, "(deleted)") {
+		return ""
+	}
+	mounts, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	defer mounts.Close()
+	sc := bufio.NewScanner(mounts)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options [optional…] - fstype source super
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok || !strings.HasPrefix(post, "cgroup2 ") {
+			continue
+		}
+		f := strings.Fields(pre)
+		if len(f) < 5 {
+			continue
+		}
+		root, mountpoint := unescapeMount(f[3]), unescapeMount(f[4])
+		rel, ok := strings.CutPrefix(path, root)
+		if !ok || (rel != "" && root != "/" && !strings.HasPrefix(rel, "/")) {
+			continue
+		}
+		dir := filepath.Join(mountpoint, rel)
+		if unix.Access(dir, unix.W_OK) != nil {
+			return ""
+		}
+		return dir
+	}
+	return ""
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
