@@ -52,11 +52,17 @@ type Violation struct {
 func (v Violation) String() string { return v.Path + ": " + v.Message }
 
 // Validate checks raw JSON input against the tool's schema and decodes it
-// into the handler's input type. Empty input counts as {}. The error is an
+// into the handler's input type. Empty input counts as {}. Input in which
+// an object repeats a key (at any depth, escapes resolved) is refused
+// before the schema is looked at: it would mean one thing to a person
+// approving the call and another to the handler. The error is an
 // [*InputError] listing every violation.
 func (t *Tool) Validate(raw json.RawMessage) (*Input, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
+	}
+	if err := t.duplicateKeys(raw); err != nil {
+		return nil, err
 	}
 	if t.schema.fast != nil && t.schema.fast.valid(raw) {
 		return t.decodeValid(raw)
@@ -100,7 +106,14 @@ func (t *Tool) validateFully(raw json.RawMessage) (in *Input, err error) {
 }
 
 // decodeValid decodes input that passed validation into the handler's type.
-func (t *Tool) decodeValid(raw json.RawMessage) (*Input, error) {
+// A panic in the type's own UnmarshalJSON refuses the input: hosts validate
+// on goroutines of their own, where a panic would end the process.
+func (t *Tool) decodeValid(raw json.RawMessage) (in *Input, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			in, err = nil, t.inputError(Violation{"input", fmt.Sprintf("could not be decoded: %v", p)})
+		}
+	}()
 	value, err := t.decode(raw)
 	if err != nil {
 		return nil, t.inputError(decodeViolation(err))

@@ -151,3 +151,34 @@ func TestValidatedInputIsACopy(t *testing.T) {
 		t.Errorf("validated input changed with the caller's buffer: %s", got)
 	}
 }
+
+// BenchmarkValidate measures validating a typical small input: on the fast
+// path (a schema inferred from a Go type), and on the full validator (a raw
+// schema the fast path does not handle).
+func BenchmarkValidate(b *testing.B) {
+	typed := mustNew(b, "typed", tool.Config{}, noop[validationInput])
+	full := mustNew(b, "full", tool.Config{InputSchema: tool.RawSchema(`{
+		"type": "object",
+		"properties": {"prUrl": {"type": "string", "format": "uri"}, "count": {"type": "integer"}, "home": {"type": "object"}},
+		"patternProperties": {"^x-": {"type": "string"}}
+	}`)}, noop[json.RawMessage])
+	for _, c := range []struct {
+		name  string
+		tool  *tool.Tool
+		input string
+	}{
+		{"fast/small", typed, `{"prUrl":"https://github.com/acme/checkout/pull/42"}`},
+		{"fast/nested", typed, `{"prUrl":"https://github.com/acme/checkout/pull/42","mode":"words","count":3,"home":{"street":"Main","city":"Springfield"},"visits":[{"street":"A"},{"street":"B"}],"meta":{"a":"1","b":"2"}}`},
+		{"full/small", full, `{"prUrl":"https://github.com/acme/checkout/pull/42","count":3,"home":{"street":"Main"},"x-trace":"abc"}`},
+	} {
+		input := json.RawMessage(c.input)
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.tool.Validate(input); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -72,6 +72,13 @@ func (s *Scanner) String() (raw []byte, plain bool, ok bool) {
 	start := s.Pos + 1
 	plain = true
 	for i := start; i < len(s.Data); i++ {
+		// Most bytes are plain: step over them in a tight loop.
+		for i < len(s.Data) && plainByte[s.Data[i]] {
+			i++
+		}
+		if i >= len(s.Data) {
+			break
+		}
 		c := s.Data[i]
 		switch {
 		case c == '"':
@@ -100,12 +107,21 @@ func (s *Scanner) String() (raw []byte, plain bool, ok bool) {
 			}
 		case c < 0x20:
 			return nil, false, false
-		case c >= utf8.RuneSelf:
+		default: // c >= utf8.RuneSelf
 			plain = false
 		}
 	}
 	return nil, false, false
 }
+
+// plainByte tells the bytes a string can hold as they are, with no
+// further look: printable ASCII but the quote and the backslash.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
@@ -175,56 +191,23 @@ func (s *Scanner) Skip() bool {
 		if !s.Enter() {
 			return false
 		}
-		defer s.Leave()
-		s.Pos++
-		s.Space()
-		if s.Consume('}') {
-			return true
-		}
-		for {
-			s.Space()
-			if _, _, ok := s.String(); !ok {
-				return false
-			}
-			s.Space()
-			if !s.Consume(':') {
-				return false
-			}
-			s.Space()
-			if !s.Skip() {
-				return false
-			}
-			s.Space()
-			if s.Consume('}') {
-				return true
-			}
-			if !s.Consume(',') {
-				return false
-			}
-		}
+		ok := s.skipMembers()
+		s.Leave()
+		return ok
 	case c == '[':
 		if !s.Enter() {
 			return false
 		}
-		defer s.Leave()
-		s.Pos++
-		s.Space()
-		if s.Consume(']') {
-			return true
-		}
-		for {
-			s.Space()
-			if !s.Skip() {
-				return false
-			}
-			s.Space()
-			if s.Consume(']') {
-				return true
-			}
-			if !s.Consume(',') {
-				return false
-			}
-		}
+		ok := s.skipElements()
+		s.Leave()
+		return ok
+	}
+	return s.scalar()
+}
+
+// scalar reads a string, number, true, false or null.
+func (s *Scanner) scalar() bool {
+	switch c := s.Peek(); {
 	case c == '"':
 		_, _, ok := s.String()
 		return ok
@@ -239,6 +222,58 @@ func (s *Scanner) Skip() bool {
 		return ok
 	}
 	return false
+}
+
+// skipMembers reads an object from its {.
+func (s *Scanner) skipMembers() bool {
+	s.Pos++
+	s.Space()
+	if s.Consume('}') {
+		return true
+	}
+	for {
+		s.Space()
+		if _, _, ok := s.String(); !ok {
+			return false
+		}
+		s.Space()
+		if !s.Consume(':') {
+			return false
+		}
+		s.Space()
+		if !s.Skip() {
+			return false
+		}
+		s.Space()
+		if s.Consume('}') {
+			return true
+		}
+		if !s.Consume(',') {
+			return false
+		}
+	}
+}
+
+// skipElements reads an array from its [.
+func (s *Scanner) skipElements() bool {
+	s.Pos++
+	s.Space()
+	if s.Consume(']') {
+		return true
+	}
+	for {
+		s.Space()
+		if !s.Skip() {
+			return false
+		}
+		s.Space()
+		if s.Consume(']') {
+			return true
+		}
+		if !s.Consume(',') {
+			return false
+		}
+	}
 }
 
 // ErrSyntax is returned for text that is not JSON, or not the JSON asked for.
