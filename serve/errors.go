@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
@@ -124,10 +125,24 @@ func decodeJSON(body []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return malformed("%s", err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return malformed("unexpected data after the JSON object")
 	}
-	return nil
+	// encoding/json lets the last of two equal keys win, and matches
+	// names in any case: {"approved":false,"Approved":true} would read as
+	// approved. A body that names a field twice is refused.
+	seen := map[string]bool{}
+	var twice error
+	jsonscan.Object(body, func(key []byte, plain bool, value []byte) error {
+		k := strings.ToLower(string(key))
+		if seen[k] {
+			twice = malformed("field %s appears twice", quoteKey(key))
+			return twice
+		}
+		seen[k] = true
+		return nil
+	})
+	return twice
 }
 
 // parseCallRequest reads {"input": …, "sessionId": "…"}, refusing anything
@@ -139,11 +154,16 @@ func parseCallRequest(body []byte) (api.CallRequest, error) {
 		return req, malformed(`empty; send a JSON object such as {"input": {…}}`)
 	}
 	var fieldErr error
+	seenInput, seenSession := false, false
 	err := jsonscan.Object(body, func(key []byte, plain bool, value []byte) error {
 		switch {
+		case plain && (string(key) == "input" && seenInput || string(key) == "sessionId" && seenSession):
+			fieldErr = malformed("field %s appears twice", quoteKey(key))
+			return fieldErr
 		case plain && string(key) == "input":
-			req.Input = value
+			seenInput, req.Input = true, value
 		case plain && string(key) == "sessionId":
+			seenSession = true
 			if string(value) == "null" {
 				return nil
 			}
