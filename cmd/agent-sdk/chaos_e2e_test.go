@@ -65,23 +65,7 @@ func chaosAgent(t *testing.T, postgres bool) (dir, bin string) {
 			chaosBuild.err = err
 			return
 		}
-		fixtures, err := filepath.Glob(filepath.Join("testdata", "chaos", "*.go"))
-		if err != nil || len(fixtures) == 0 {
-			chaosBuild.err = fmt.Errorf("no fixtures in testdata/chaos: %v", err)
-			return
-		}
-		for _, f := range fixtures {
-			b, err := os.ReadFile(f)
-			if err == nil {
-				err = os.WriteFile(filepath.Join(dir, "agent", "tools", filepath.Base(f)), b, 0o644)
-			}
-			if err != nil {
-				chaosBuild.err = err
-				return
-			}
-		}
-		yaml := "model:\n  provider: anthropic\n  name: fake-model\nmaxSteps: 4\ntoolConcurrency: 4\n"
-		if err := os.WriteFile(filepath.Join(dir, "agent", "agent.yaml"), []byte(yaml), 0o644); err != nil {
+		if err := addFixtures(dir, "chaos", "model:\n  provider: anthropic\n  name: fake-model\nmaxSteps: 4\ntoolConcurrency: 4\n"); err != nil {
 			chaosBuild.err = err
 			return
 		}
@@ -96,19 +80,10 @@ func chaosAgent(t *testing.T, postgres bool) (dir, bin string) {
 		return chaosBuild.dir, bin
 	}
 	start := time.Now()
-	cmd := exec.Command(cliBin, "build", "--dir", chaosBuild.dir)
-	cmd.Env = os.Environ()
-	if postgres {
-		// The store's URL only decides that the driver is built in.
-		cmd.Env = append(cmd.Env, "AGENT_SDK_STORE=postgres://build-only/db")
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	bin, err := buildFixtureAgent(chaosBuild.dir, postgres)
 	if err != nil {
-		t.Fatalf("agent-sdk build: %v\n%s", err, stderr.String())
+		t.Fatal(err)
 	}
-	bin = strings.TrimSpace(string(out))
 	t.Logf("built the chaos agent (postgres driver: %v) in %v", postgres, time.Since(start).Round(time.Millisecond))
 	chaosBuild.bins[postgres] = bin
 	return chaosBuild.dir, bin

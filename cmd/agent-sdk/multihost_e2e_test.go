@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -47,44 +48,58 @@ func multihostAgent(t *testing.T) (dir, bin string) {
 			multihost.err = err
 			return
 		}
-		fixtures, err := filepath.Glob(filepath.Join("testdata", "multihost", "*.go"))
-		if err != nil || len(fixtures) == 0 {
-			multihost.err = fmt.Errorf("no fixtures in testdata/multihost: %v", err)
-			return
-		}
-		for _, f := range fixtures {
-			b, err := os.ReadFile(f)
-			if err == nil {
-				err = os.WriteFile(filepath.Join(dir, "agent", "tools", filepath.Base(f)), b, 0o644)
-			}
-			if err != nil {
-				multihost.err = err
-				return
-			}
-		}
-		yaml := "model:\n  provider: anthropic\n  name: fake-model\nmaxSteps: 4\n"
-		if err := os.WriteFile(filepath.Join(dir, "agent", "agent.yaml"), []byte(yaml), 0o644); err != nil {
+		if err := addFixtures(dir, "multihost", "model:\n  provider: anthropic\n  name: fake-model\nmaxSteps: 4\n"); err != nil {
 			multihost.err = err
 			return
 		}
-		// The store's URL only decides that the driver is built in.
-		cmd := exec.Command(cliBin, "build", "--dir", dir)
-		cmd.Env = append(os.Environ(), "AGENT_SDK_STORE=postgres://build-only/db")
-		out, err := cmd.Output()
+		bin, err := buildFixtureAgent(dir, true)
 		if err != nil {
-			stderr := ""
-			if e, ok := err.(*exec.ExitError); ok {
-				stderr = string(e.Stderr)
-			}
-			multihost.err = fmt.Errorf("agent-sdk build: %v\n%s", err, stderr)
+			multihost.err = err
 			return
 		}
-		multihost.dir, multihost.bin = dir, strings.TrimSpace(string(out))
+		multihost.dir, multihost.bin = dir, bin
 	})
 	if multihost.err != nil {
 		t.Fatal(multihost.err)
 	}
 	return multihost.dir, multihost.bin
+}
+
+// addFixtures makes the agent in dir use the tools in testdata/<fixtures>
+// and the agent.yaml given.
+func addFixtures(dir, fixtures, agentYAML string) error {
+	files, err := filepath.Glob(filepath.Join("testdata", fixtures, "*.go"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("no fixtures in testdata/%s: %v", fixtures, err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, "agent", "tools", filepath.Base(f)), b, 0o644)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "agent", "agent.yaml"), []byte(agentYAML), 0o644)
+}
+
+// buildFixtureAgent runs agent-sdk build on dir and returns the binary's
+// path; postgres builds the PostgreSQL driver in.
+func buildFixtureAgent(dir string, postgres bool) (string, error) {
+	cmd := exec.Command(cliBin, "build", "--dir", dir)
+	cmd.Env = os.Environ()
+	if postgres {
+		// The store's URL only decides that the driver is built in.
+		cmd.Env = append(cmd.Env, "AGENT_SDK_STORE=postgres://build-only/db")
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("agent-sdk build: %v\n%s", err, stderr.String())
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // mhCluster is the shared part of a test's hosts: the agent, one
