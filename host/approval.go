@@ -99,8 +99,18 @@ func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api
 	p := store.ResolveApprovalParams{CallID: callID, Approved: d.Approved, By: d.By, Reason: d.Reason}
 	if parked.SessionID == "" {
 		p.Executor = ap.h.leases.lease()
+	} else {
+		// The decision and its event are stored together: a host that dies
+		// between the two cannot leave a decided call the stream never shows.
+		status := api.ApprovalDenied
+		if d.Approved {
+			status = api.ApprovalApproved
+		}
+		p.Events = events(parked.TurnID, api.ApprovalResolved{
+			CallID: callID, Tool: parked.Tool, Status: status, By: d.By, Reason: d.Reason, At: time.Now().UTC(),
+		})
 	}
-	a, err := ap.h.log.ResolveApproval(ctx, p)
+	a, _, err := ap.h.log.ResolveApproval(ctx, p)
 	switch {
 	case errors.Is(err, store.ErrAlreadyResolved):
 		return a, &api.Error{Code: api.CodeAlreadyResolved, Approval: &a,
@@ -112,9 +122,6 @@ func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api
 	case err != nil:
 		return api.Approval{}, storeError(err, approvalNotFound(callID))
 	}
-	if err := ap.h.announceDecision(ctx, hostWriter{ap.h}, a); err != nil {
-		ap.h.logger.Error("recording a decision", "call", a.CallID, "err", err)
-	}
 	ap.h.wg.Add(1)
 	go func() {
 		defer ap.h.wg.Done()
@@ -125,13 +132,17 @@ func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api
 }
 
 // writer is where a decision and an outcome are written: the host's log,
-// or a job's transaction (txWriter).
+// or a job's transaction (txWriter). Neither is fenced by a turn's lease:
+// a decision and a call's outcome belong to the call, and are recorded
+// whichever host holds its turn.
 type writer interface {
 	Append(ctx context.Context, sessionID string, events ...api.Event) ([]api.Event, error)
-	FinishApproval(ctx context.Context, callID string, outcome api.Outcome) (bool, error)
+	FinishApproval(ctx context.Context, callID string, outcome api.Outcome, events ...api.Event) (bool, []api.Event, error)
 }
 
-// announceDecision streams a decision as action.approval_resolved.
+// announceDecision streams a decision the host made (an expiry) as
+// action.approval_resolved; a person's decision is stored with its event
+// (Resolve).
 func (h *Host) announceDecision(ctx context.Context, w writer, a api.Approval) error {
 	if a.SessionID == "" {
 		return nil
@@ -169,7 +180,7 @@ func (h *Host) carryOut(ctx context.Context, a api.Approval) {
 	default:
 		return
 	}
-	won, err := h.record(ctx, hostWriter{h}, a, out, time.Since(start))
+	won, err := h.record(ctx, h.log, a, out, time.Since(start))
 	if err != nil {
 		h.logger.Error("recording a call's outcome", "call", a.CallID, "err", err)
 		return
@@ -182,21 +193,23 @@ func expiredOutput(a api.Approval) tool.Output {
 	return tool.ErrorOutput(fmt.Sprintf("not run: nobody approved the call before it expired at %s", a.ExpiresAt.UTC().Format(time.RFC3339)))
 }
 
-// interrupted is the result of an approved call whose host died running it.
+// interrupted is the result of a call whose host died running it.
 var interrupted = tool.ErrorOutput("interrupted by host restart; not retried")
 
-// record stores a decided call's outcome, once, and (the first time) its
-// action.result on the stream; won says it was the first time.
+// record stores a decided call's outcome, once, with (the first time) its
+// action.result on the stream in the same write; won says it was the
+// first time. The result is not fenced by the turn's lease: it is the
+// call's, and whoever records the outcome first writes it.
 func (h *Host) record(ctx context.Context, w writer, a api.Approval, out tool.Output, took time.Duration) (bool, error) {
 	outcome := api.Outcome{ToolName: a.Tool, CallID: a.CallID, IsError: out.IsError, Result: out.Result, DurationMs: took.Milliseconds()}
-	won, err := w.FinishApproval(context.WithoutCancel(ctx), a.CallID, outcome)
-	if err != nil || !won || a.SessionID == "" {
-		return won, err
+	var evs []api.Event
+	if a.SessionID != "" {
+		evs = events(a.TurnID, api.ActionResult{
+			CallID: a.CallID, ModelCallID: a.ModelCallID, Tool: a.Tool, IsError: out.IsError, Result: out.Result,
+			DurationMs: outcome.DurationMs, Direct: a.ModelCallID == "",
+		})
 	}
-	_, err = w.Append(context.WithoutCancel(ctx), a.SessionID, events(a.TurnID, api.ActionResult{
-		CallID: a.CallID, ModelCallID: a.ModelCallID, Tool: a.Tool, IsError: out.IsError, Result: out.Result,
-		DurationMs: outcome.DurationMs, Direct: a.ModelCallID == "",
-	})...)
+	won, _, err := w.FinishApproval(context.WithoutCancel(ctx), a.CallID, outcome, evs...)
 	return won, err
 }
 
@@ -245,8 +258,17 @@ func (h *Host) runApproved(ctx, parent context.Context, a api.Approval) tool.Out
 // allAnswered reports whether every call the turn announced, and every call
 // parked in it, has its result.
 func (h *Host) allAnswered(ctx context.Context, sessionID, turnID string) (bool, error) {
+	open, err := openCalls(ctx, h.log, sessionID, turnID, true)
+	return len(open) == 0, err
+}
+
+// openCalls returns the calls of a turn without a result, in the order
+// they were announced: those the model asked for and, with parked, those
+// that parked for a decision.
+func openCalls(ctx context.Context, r eventReader, sessionID, turnID string, parked bool) ([]api.Action, error) {
+	var order []api.Action
 	waiting := map[string]bool{}
-	err := h.eachEvent(ctx, sessionID, func(e api.Event) {
+	err := eachEvent(ctx, r, sessionID, func(e api.Event) {
 		if e.TurnID != turnID {
 			return
 		}
@@ -254,10 +276,18 @@ func (h *Host) allAnswered(ctx context.Context, sessionID, turnID string) (bool,
 		case api.KindActionsRequested:
 			a, _ := api.Decode[api.ActionsRequested](e)
 			for _, act := range a.Actions {
+				order = append(order, act)
 				waiting[act.CallID] = true
 			}
 		case api.KindApprovalRequested:
 			a, _ := api.Decode[api.ApprovalRequested](e)
+			if !parked {
+				delete(waiting, a.CallID) // its decision brings its result
+				return
+			}
+			if _, announced := waiting[a.CallID]; !announced {
+				order = append(order, api.Action{CallID: a.CallID, ModelCallID: a.ModelCallID, Tool: a.Tool})
+			}
 			waiting[a.CallID] = true
 		case api.KindActionResult:
 			r, _ := api.Decode[api.ActionResult](e)
@@ -265,9 +295,15 @@ func (h *Host) allAnswered(ctx context.Context, sessionID, turnID string) (bool,
 		}
 	})
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	return len(waiting) == 0, nil
+	var out []api.Action
+	for _, a := range order {
+		if waiting[a.CallID] {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }
 
 // expire resolves the pending approvals past their expiry as expired: the
@@ -278,7 +314,7 @@ func (h *Host) expire(ctx context.Context) error {
 		return err
 	}
 	for _, a := range expired {
-		if err := h.announceDecision(ctx, hostWriter{h}, a); err != nil {
+		if err := h.announceDecision(ctx, h.log, a); err != nil {
 			h.logger.Error("recording a decision", "call", a.CallID, "err", err)
 		}
 		h.carryOut(ctx, a)
@@ -294,7 +330,7 @@ func (h *Host) orphans(ctx context.Context) error {
 		return err
 	}
 	for _, a := range orphaned {
-		won, err := h.record(ctx, hostWriter{h}, a, interrupted, 0)
+		won, err := h.record(ctx, h.log, a, interrupted, 0)
 		if err != nil {
 			return err
 		}

@@ -349,7 +349,7 @@ func TestInterruptedApprovedCall(t *testing.T) {
 	callID := pendingCall(t, b.waitFor(t, b.host, sess.ID, api.KindApprovalRequested, 1))
 	b.host.Close()
 	// Approved by a host that died before it recorded an outcome.
-	if _, err := b.store.ResolveApproval(ctx, store.ResolveApprovalParams{CallID: callID, Approved: true, By: "frank", Executor: store.Lease{Holder: "dead", TTL: -time.Second}}); err != nil {
+	if _, _, err := b.store.ResolveApproval(ctx, store.ResolveApprovalParams{CallID: callID, Approved: true, By: "frank", Executor: store.Lease{Holder: "dead", TTL: -time.Second}}); err != nil {
 		t.Fatal(err)
 	}
 	h2 := b.newHost(t)

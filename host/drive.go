@@ -99,7 +99,7 @@ func (h *Host) runClaimed(ctx, parent context.Context, a api.Approval) {
 	}
 	start := time.Now()
 	out := h.runApproved(ctx, parent, a)
-	if _, err := h.record(ctx, hostWriter{h}, a, out, time.Since(start)); err != nil {
+	if _, err := h.record(ctx, h.log, a, out, time.Since(start)); err != nil {
 		h.logger.Error("recording a call's outcome", "call", a.CallID, "err", err)
 	}
 	h.waiters.notify(a.CallID)

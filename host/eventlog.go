@@ -97,6 +97,23 @@ func (l *eventLog) CreateApproval(ctx context.Context, a api.Approval, events ..
 	return stored, err
 }
 
+// ResolveApproval decides a parked call and publishes the decision.
+func (l *eventLog) ResolveApproval(ctx context.Context, p store.ResolveApprovalParams) (api.Approval, []api.Event, error) {
+	a, stored, err := l.Store.ResolveApproval(ctx, p)
+	l.publish(a.SessionID, stored)
+	return a, stored, err
+}
+
+// FinishApproval records a decided call's outcome and publishes its
+// result.
+func (l *eventLog) FinishApproval(ctx context.Context, callID string, outcome api.Outcome, events ...api.Event) (bool, []api.Event, error) {
+	won, stored, err := l.Store.FinishApproval(ctx, callID, outcome, events...)
+	if len(stored) > 0 {
+		l.publish(stored[0].SessionID, stored)
+	}
+	return won, stored, err
+}
+
 // events returns unsaved events carrying payloads, in a turn.
 func events(turnID string, payloads ...api.Payload) []api.Event {
 	evs := make([]api.Event, len(payloads))
@@ -134,24 +151,18 @@ func (h *Host) write(ctx context.Context, sessionID string, evs []api.Event) ([]
 	return h.log.Append(ctx, sessionID, evs...)
 }
 
-// hostWriter writes decisions and outcomes through the host: fenced when
-// this host runs the turn.
-type hostWriter struct{ host *Host }
-
-func (w hostWriter) Append(ctx context.Context, sessionID string, events ...api.Event) ([]api.Event, error) {
-	return w.host.write(ctx, sessionID, events)
-}
-
-func (w hostWriter) FinishApproval(ctx context.Context, callID string, outcome api.Outcome) (bool, error) {
-	return w.host.log.FinishApproval(ctx, callID, outcome)
+// eventReader reads a session's stream: the host's log, or a job's
+// transaction.
+type eventReader interface {
+	Events(ctx context.Context, sessionID string, after int64, limit int) ([]api.Event, error)
 }
 
 // eachEvent calls fn for every stored event of a session, in order, reading
 // the stream a page at a time.
-func (h *Host) eachEvent(ctx context.Context, sessionID string, fn func(api.Event)) error {
+func eachEvent(ctx context.Context, r eventReader, sessionID string, fn func(api.Event)) error {
 	const page = 1000
 	for after := int64(0); ; {
-		evs, err := h.log.Events(ctx, sessionID, after, page)
+		evs, err := r.Events(ctx, sessionID, after, page)
 		if err != nil {
 			return err
 		}

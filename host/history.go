@@ -22,7 +22,7 @@ func (h *Host) history(ctx context.Context, sessionID string) ([]model.Message, 
 	tags := map[string]string{}
 	requested := map[string]bool{} // model call ids
 	answered := map[string]bool{}
-	err := h.eachEvent(ctx, sessionID, func(e api.Event) {
+	err := eachEvent(ctx, h.log, sessionID, func(e api.Event) {
 		switch e.Kind {
 		case api.KindSessionTagged:
 			if tag, err := api.Decode[api.SessionTagged](e); err == nil {

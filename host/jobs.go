@@ -33,8 +33,10 @@ func (h *Host) jobHandlers() map[string]store.JobHandler {
 // hourly.
 const jobPruneKeys = "idempotency.prune"
 
-// jobSweepTurns closes the turns whose host died, every LeaseTTL/2, on one
-// host (River's leader enqueues it).
+// jobSweepTurns closes the turns whose host died. Each host sweeps every
+// LeaseTTL/2 itself (Start), in a transaction of its own, so that failover
+// does not wait for River's leader; the kind stays for the periodic jobs
+// that earlier versions enqueued.
 const jobSweepTurns = "turn.sweep"
 
 // runJobs starts working jobs, after a reconciliation: the timers of
@@ -57,7 +59,7 @@ func (h *Host) runJobs(ctx context.Context, j store.Jobs) error {
 	}
 	stop, err := j.RunJobs(context.WithoutCancel(ctx), store.RunJobsParams{
 		Handlers: h.jobHandlers(), ID: h.leases.holder, Logger: h.logger,
-		Periodic: []store.Periodic{{Kind: jobSweepTurns, Every: h.opts.LeaseTTL / 2}, {Kind: jobPruneKeys, Every: time.Hour}},
+		Periodic: []store.Periodic{{Kind: jobPruneKeys, Every: time.Hour}},
 	})
 	if err != nil {
 		return err
@@ -79,6 +81,14 @@ func (w txWriter) Append(ctx context.Context, sessionID string, events ...api.Ev
 		w.AfterCommit(func() { w.log.publish(sessionID, stored) })
 	}
 	return stored, err
+}
+
+func (w txWriter) FinishApproval(ctx context.Context, callID string, outcome api.Outcome, events ...api.Event) (bool, []api.Event, error) {
+	won, stored, err := w.Tx.FinishApproval(ctx, callID, outcome, events...)
+	if err == nil && len(stored) > 0 {
+		w.AfterCommit(func() { w.log.publish(stored[0].SessionID, stored) })
+	}
+	return won, stored, err
 }
 
 // expireJob expires a parked call nobody decided in time: the decision,
@@ -153,7 +163,8 @@ func (h *Host) sweepTurnsJob(ctx context.Context, tx store.Tx, job store.Job) er
 }
 
 // closeDeadTurn ends a dead turn, records its claimed calls as
-// interrupted, and then streams the end: their results come first.
+// interrupted, and then streams the end: the results of every call it left
+// unanswered come first.
 func (h *Host) closeDeadTurn(ctx context.Context, tx store.Tx, t api.Turn, claimed []api.Approval) error {
 	_, err := tx.EndTurn(ctx, store.EndTurnParams{SessionID: t.SessionID, TurnID: t.ID, Expired: true,
 		Status: api.TurnStatusFailed, Reason: reasonRestart})
@@ -177,7 +188,15 @@ func (h *Host) closeDeadTurn(ctx context.Context, tx store.Tx, t api.Turn, claim
 			notify = append(notify, a.CallID)
 		}
 	}
-	if _, err := w.Append(ctx, t.SessionID, events(t.ID, api.TurnFailed{Reason: reasonRestart})...); err != nil {
+	// The calls the dead host was running get a result too, so that every
+	// call the stream announced is answered. (Parked ones are answered by
+	// their decision or expiry.)
+	open, err := openCalls(ctx, tx, t.SessionID, t.ID, false)
+	if err != nil {
+		return err
+	}
+	end := append(interruptedResults(open), api.TurnFailed{Reason: reasonRestart})
+	if _, err := w.Append(ctx, t.SessionID, events(t.ID, end...)...); err != nil {
 		return err
 	}
 	tx.AfterCommit(func() {
@@ -187,6 +206,16 @@ func (h *Host) closeDeadTurn(ctx context.Context, tx store.Tx, t api.Turn, claim
 		h.logger.Info("closed a turn whose host died", "session", t.SessionID, "turn", t.ID)
 	})
 	return nil
+}
+
+// interruptedResults are the results of calls whose host died running
+// them.
+func interruptedResults(calls []api.Action) []api.Payload {
+	out := make([]api.Payload, 0, len(calls)+1)
+	for _, a := range calls {
+		out = append(out, api.ActionResult{CallID: a.CallID, ModelCallID: a.ModelCallID, Tool: a.Tool, IsError: true, Result: interrupted.Result})
+	}
+	return out
 }
 
 // watchCallJob records an approved call whose host died running it as

@@ -167,12 +167,13 @@ func (l *leases) runs(sessionID, turnID string) bool {
 	return rt != nil && rt.fence.TurnID == turnID
 }
 
-// Start begins the host's background work. On a store that runs durable
-// jobs (store.Jobs: SQLite and PostgreSQL), the timers are jobs any host
-// may work: a turn whose host died (its lease expired) is closed with
-// turn.failed, an approval nobody answered in time expires, an approved
-// call whose host died running it is recorded as interrupted. On one that
-// does not (store/memory), the host sweeps for the same every LeaseTTL/2.
+// Start begins the host's background work. Every LeaseTTL/2 it closes the
+// turns whose host died (their lease expired) with turn.failed. On a store
+// that runs durable jobs (store.Jobs: SQLite and PostgreSQL), the other
+// timers are jobs any host may work: an approval nobody answered in time
+// expires, an approved call whose host died running it is recorded as
+// interrupted. On one that does not (store/memory), the host's sweep does
+// those too.
 // Either way it first closes what is already due and resumes parked turns
 // that have all their results (their host died between the last result
 // and the resumption). On a store that other hosts share (a
@@ -196,7 +197,9 @@ func (h *Host) Start(ctx context.Context) error {
 		h.drive(ctx, t.SessionID, t.ID)
 	}
 	if j, ok := h.log.Store.(store.Jobs); ok {
-		return h.runJobs(ctx, j)
+		if err := h.runJobs(ctx, j); err != nil {
+			return err
+		}
 	}
 	h.wg.Add(1)
 	go func() {
@@ -215,8 +218,8 @@ func (h *Host) Start(ctx context.Context) error {
 	return nil
 }
 
-// sweep is one round of Start's sweep, on a store without jobs; a panic
-// in it is logged and the next round runs.
+// sweep is one round of Start's sweep; a panic in it is logged and the
+// next round runs.
 func (h *Host) sweep() {
 	defer guard(h.logger, "closing interrupted turns")
 	if err := h.recover(h.ctx); err != nil && h.ctx.Err() == nil {
@@ -300,8 +303,20 @@ func (h *Host) share(n store.Notifier) error {
 
 // recover ends the turns whose lease expired (their host died), expires
 // approvals nobody answered in time, and records approved calls whose host
-// died running them.
+// died running them. On a store with jobs the approvals are their jobs'
+// (durable since the call parked or was approved); the turns are swept at
+// once, as the periodic job does, rather than when River's leader is
+// elected.
 func (h *Host) recover(ctx context.Context) error {
+	if j, ok := h.log.Store.(store.Jobs); ok {
+		err := j.InTx(ctx, func(tx store.Tx) error {
+			return h.sweepTurnsJob(ctx, tx, store.Job{Kind: jobSweepTurns})
+		})
+		if err != nil {
+			return fmt.Errorf("closing interrupted turns: %w", err)
+		}
+		return nil
+	}
 	if err := h.expire(ctx); err != nil {
 		return err
 	}
@@ -319,7 +334,11 @@ func (h *Host) recover(ctx context.Context) error {
 		if h.leases.runs(t.SessionID, t.ID) {
 			continue // ours, and alive; its renewal is late
 		}
-		if err := h.endTurn(ctx, store.Fence{SessionID: t.SessionID, TurnID: t.ID}, api.TurnFailed{Reason: reasonRestart}); err != nil {
+		open, err := openCalls(ctx, h.log, t.SessionID, t.ID, false)
+		if err != nil {
+			return err
+		}
+		if err := h.endTurn(ctx, store.Fence{SessionID: t.SessionID, TurnID: t.ID}, api.TurnFailed{Reason: reasonRestart}, interruptedResults(open)...); err != nil {
 			return err
 		}
 		h.logger.Info("closed a turn interrupted by a host restart", "session", t.SessionID, "turn", t.ID)

@@ -163,10 +163,11 @@ func (h *Host) moved(ctx context.Context, hold store.Hold) {
 // endTurn ends a running turn with its last event: completed, or failed
 // with the reason of a TurnFailed. A turn that has already ended (another
 // host closed it) is no error. f's token fences the end; without one, the
-// turn ends only if its lease ran out (a recovery).
-func (h *Host) endTurn(ctx context.Context, f store.Fence, end api.Payload) error {
+// turn ends only if its lease ran out (a recovery). Payloads in before are
+// stored just ahead of end, in the same write.
+func (h *Host) endTurn(ctx context.Context, f store.Fence, end api.Payload, before ...api.Payload) error {
 	p := store.EndTurnParams{SessionID: f.SessionID, TurnID: f.TurnID, Token: f.Token, Expired: f.Token == 0,
-		Status: api.TurnStatusCompleted, Events: events(f.TurnID, end)}
+		Status: api.TurnStatusCompleted, Events: events(f.TurnID, append(before, end)...)}
 	if fl, ok := end.(api.TurnFailed); ok {
 		p.Status, p.Reason = api.TurnStatusFailed, fl.Reason
 	}

@@ -364,19 +364,36 @@ func TestBusySession(t *testing.T) {
 	}
 }
 
-// A turn whose host died (its lease expired) is closed by the next host.
+// A turn whose host died (its lease expired) is closed by the next host,
+// with a result for each call the dead host was running.
 func TestInterruptedTurnIsClosed(t *testing.T) {
 	b := setupSessions(t, "", host.Options{LeaseTTL: 300 * time.Millisecond})
 	ctx := context.Background()
 	sess, _, _ := b.host.Sessions().Create(ctx, host.SessionOptions{})
-	// Another host began a turn and died: its lease is already over.
+	// Another host began a turn, ran one of three calls, parked another,
+	// and died running the third: its lease is already over.
+	ev := func(p api.Payload) api.Event { e := api.NewEvent(p); e.TurnID = "turn_dead"; return e }
 	if _, _, err := b.store.BeginTurn(ctx, store.BeginTurnParams{Turn: api.Turn{SessionID: sess.ID, ID: "turn_dead", Kind: api.TurnModel},
-		Lease: store.Lease{Holder: "dead", TTL: -time.Second}, Events: []api.Event{{Kind: api.KindTurnStarted}}}); err != nil {
+		Lease: store.Lease{Holder: "dead", TTL: -time.Second}, Events: []api.Event{
+			ev(api.TurnStarted{Kind: api.TurnModel}),
+			ev(api.ActionsRequested{Actions: []api.Action{{CallID: "c_done", ModelCallID: "m1", Tool: "slow"}, {CallID: "c_parked", ModelCallID: "m2", Tool: "slow"},
+				{CallID: "c_running", ModelCallID: "m3", Tool: "slow"}}}),
+			ev(api.ActionResult{CallID: "c_done", ModelCallID: "m1", Tool: "slow", Result: json.RawMessage(`{}`)}),
+			ev(api.ApprovalRequested{CallID: "c_parked", ModelCallID: "m2", Tool: "slow"}),
+		}}); err != nil {
 		t.Fatal(err)
 	}
 	evs := b.waitTurn(t, sess.ID, "turn_dead")
 	if f := find(evs, api.KindTurnFailed); len(f) != 1 || !strings.Contains(string(f[0].Data), "interrupted by host restart") {
 		t.Errorf("events %s", kinds(evs))
+	}
+	results := find(evs, api.KindActionResult)
+	if got := kinds(evs[len(evs)-2:]); len(results) != 2 || got != "action.result turn.failed" {
+		t.Fatalf("the dead turn ends with %s; want the running call's result, then turn.failed", kinds(evs))
+	}
+	r, _ := api.Decode[api.ActionResult](results[1])
+	if r.CallID != "c_running" || r.ModelCallID != "m3" || !r.IsError || !strings.Contains(string(r.Result), "interrupted by host restart; not retried") {
+		t.Errorf("the running call's result: %+v", r)
 	}
 	if _, err := b.host.CallTool(ctx, "slow", nil, &host.CallOptions{SessionID: sess.ID}); err != nil {
 		t.Errorf("the session should take turns again: %v", err)

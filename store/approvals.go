@@ -120,7 +120,7 @@ func (s *sqlStore) ListApprovals(ctx context.Context, p ListApprovalsParams) ([]
 	return out, next, nil
 }
 
-func (s *sqlStore) ResolveApproval(ctx context.Context, p ResolveApprovalParams) (api.Approval, error) {
+func (s *sqlStore) ResolveApproval(ctx context.Context, p ResolveApprovalParams) (api.Approval, []api.Event, error) {
 	now := s.now().UTC().Truncate(time.Microsecond)
 	status, holder := api.ApprovalDenied, ""
 	var until any
@@ -131,37 +131,46 @@ func (s *sqlStore) ResolveApproval(ctx context.Context, p ResolveApprovalParams)
 		}
 	}
 	var won bool
+	var stored []api.Event
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, s.q(`UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, reason = ?, executor = ?, executor_expires = ?
-			WHERE call_id = ? AND status = ? AND expires_at > ?`),
-			string(status), p.By, micros(now), p.Reason, holder, until, p.CallID, string(api.ApprovalPending), micros(now))
+		var sessionID, turnID string
+		err := tx.QueryRowContext(ctx, s.q(`UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, reason = ?, executor = ?, executor_expires = ?
+			WHERE call_id = ? AND status = ? AND expires_at > ? RETURNING session_id, turn_id`),
+			string(status), p.By, micros(now), p.Reason, holder, until, p.CallID, string(api.ApprovalPending), micros(now)).Scan(&sessionID, &turnID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
-		n, _ := res.RowsAffected()
-		won = n == 1
-		if won && p.Approved && s.jobs != nil {
-			return s.jobs.insert(ctx, tx, JobSpec{Kind: JobWatchCall, Key: p.CallID, At: now.Add(max(p.Executor.TTL, time.Second))})
+		won = true
+		if p.Approved && s.jobs != nil {
+			if err := s.jobs.insert(ctx, tx, JobSpec{Kind: JobWatchCall, Key: p.CallID, At: now.Add(max(p.Executor.TTL, time.Second))}); err != nil {
+				return err
+			}
 		}
-		return nil
+		if sessionID != "" && len(p.Events) > 0 {
+			stored, err = s.appendTx(ctx, tx, sessionID, now, withTurn(p.Events, turnID))
+		}
+		return err
 	})
 	if err != nil {
-		return api.Approval{}, fmt.Errorf("resolving approval: %w", err)
+		return api.Approval{}, nil, fmt.Errorf("resolving approval: %w", err)
 	}
 	a, rerr := s.Approval(ctx, p.CallID)
 	if rerr != nil {
-		return api.Approval{}, rerr
+		return api.Approval{}, nil, rerr
 	}
 	if won {
-		return a, nil
+		return a, stored, nil
 	}
 	if a.Status != api.ApprovalPending {
 		if a.Status == api.ApprovalExpired {
-			return a, ErrExpired
+			return a, nil, ErrExpired
 		}
-		return a, ErrAlreadyResolved
+		return a, nil, ErrAlreadyResolved
 	}
-	return a, ErrExpired // pending, but past its expiry
+	return a, nil, ErrExpired // pending, but past its expiry
 }
 
 // ExpireApproval implements Tx.
@@ -261,15 +270,31 @@ func (s *sqlStore) OrphanedApprovals(ctx context.Context, now time.Time) ([]api.
 	return out, nil
 }
 
-func (s *sqlStore) FinishApproval(ctx context.Context, callID string, outcome api.Outcome) (bool, error) {
+func (s *sqlStore) FinishApproval(ctx context.Context, callID string, outcome api.Outcome, events ...api.Event) (bool, []api.Event, error) {
 	b, err := json.Marshal(outcome)
 	if err != nil {
-		return false, fmt.Errorf("encoding the outcome of call %s: %w", callID, err)
+		return false, nil, fmt.Errorf("encoding the outcome of call %s: %w", callID, err)
 	}
-	res, err := s.write.ExecContext(ctx, s.q(`UPDATE approvals SET outcome = ? WHERE call_id = ? AND outcome IS NULL`), string(b), callID)
+	var won bool
+	var stored []api.Event
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		var sessionID, turnID string
+		err := tx.QueryRowContext(ctx, s.q(`UPDATE approvals SET outcome = ? WHERE call_id = ? AND outcome IS NULL RETURNING session_id, turn_id`),
+			string(b), callID).Scan(&sessionID, &turnID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		won = true
+		if sessionID != "" && len(events) > 0 {
+			stored, err = s.appendTx(ctx, tx, sessionID, s.now().UTC().Truncate(time.Microsecond), withTurn(events, turnID))
+		}
+		return err
+	})
 	if err != nil {
-		return false, fmt.Errorf("recording a call's outcome: %w", err)
+		return false, nil, fmt.Errorf("recording a call's outcome: %w", err)
 	}
-	n, _ := res.RowsAffected()
-	return n == 1, nil
+	return won, stored, nil
 }

@@ -137,6 +137,10 @@ type ResolveApprovalParams struct {
 	// lease runs out. Without a Holder the approved call is left unclaimed,
 	// for whoever takes its session's lease (ClaimApproval).
 	Executor Lease
+	// Events are appended to the call's session (if it has one) in the
+	// same transaction, when this decision is the one that counts: the
+	// decision is never stored without its action.approval_resolved.
+	Events []api.Event
 }
 
 // KVSetParams write a KV entry.
@@ -224,10 +228,11 @@ type Approvals interface {
 	CountPending(ctx context.Context, requestedBy string) (int, error)
 	// ListApprovals lists approvals, oldest first.
 	ListApprovals(ctx context.Context, p ListApprovalsParams) ([]api.Approval, string, error)
-	// ResolveApproval decides a pending approval, exactly once: it fails
-	// with ErrAlreadyResolved (and the approval as decided), ErrExpired or
-	// ErrNotFound.
-	ResolveApproval(ctx context.Context, p ResolveApprovalParams) (api.Approval, error)
+	// ResolveApproval decides a pending approval, exactly once, and
+	// returns it with p.Events as stored: it fails with ErrAlreadyResolved
+	// (and the approval as decided), ErrExpired or ErrNotFound, appending
+	// nothing.
+	ResolveApproval(ctx context.Context, p ResolveApprovalParams) (api.Approval, []api.Event, error)
 	// ExpireApprovals marks pending approvals past their expiry as expired
 	// and returns them.
 	ExpireApprovals(ctx context.Context, now time.Time) ([]api.Approval, error)
@@ -243,9 +248,11 @@ type Approvals interface {
 	// OrphanedApprovals lists approved calls without an outcome whose
 	// executor's lease ran out: their host died while running them.
 	OrphanedApprovals(ctx context.Context, now time.Time) ([]api.Approval, error)
-	// FinishApproval records a decided call's outcome, once; false if it
-	// had one already.
-	FinishApproval(ctx context.Context, callID string, outcome api.Outcome) (bool, error)
+	// FinishApproval records a decided call's outcome, once, appending
+	// events (its action.result) to the call's session in the same
+	// transaction, and returns them as stored; false, appending nothing,
+	// if it had an outcome already.
+	FinishApproval(ctx context.Context, callID string, outcome api.Outcome, events ...api.Event) (bool, []api.Event, error)
 }
 
 // KV is the part of a Store that keeps key-value entries, by namespace.

@@ -134,16 +134,19 @@ func (m *memStore) CountPending(ctx context.Context, requestedBy string) (int, e
 	return n, nil
 }
 
-func (m *memStore) ResolveApproval(ctx context.Context, p store.ResolveApprovalParams) (api.Approval, error) {
+func (m *memStore) ResolveApproval(ctx context.Context, p store.ResolveApprovalParams) (api.Approval, []api.Event, error) {
 	now := m.clock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a, ok := m.approvals[p.CallID]
 	if !ok {
-		return api.Approval{}, fmt.Errorf("approval %s: %w", p.CallID, store.ErrNotFound)
+		return api.Approval{}, nil, fmt.Errorf("approval %s: %w", p.CallID, store.ErrNotFound)
 	}
 	live := a.Status == api.ApprovalPending && a.ExpiresAt.UnixMicro() > now.UnixMicro()
 	if live {
+		if err := m.callSessionLocked(a, p.Events); err != nil {
+			return api.Approval{}, nil, fmt.Errorf("resolving approval: %w", err)
+		}
 		a.Status, a.DecidedBy, a.DecidedAt, a.Reason = api.ApprovalDenied, p.By, &now, p.Reason
 		a.executor, a.hasExecutor = "", false
 		if p.Approved {
@@ -154,13 +157,13 @@ func (m *memStore) ResolveApproval(ctx context.Context, p store.ResolveApprovalP
 	r, err := m.approvalLocked(p.CallID)
 	switch {
 	case err != nil:
-		return api.Approval{}, err
+		return api.Approval{}, nil, err
 	case live:
-		return r, nil
+		return r, m.appendToCallLocked(a, now, p.Events), nil
 	case r.Status == api.ApprovalPending || r.Status == api.ApprovalExpired:
-		return r, store.ErrExpired // expired, or pending past its expiry
+		return r, nil, store.ErrExpired // expired, or pending past its expiry
 	default:
-		return r, store.ErrAlreadyResolved
+		return r, nil, store.ErrAlreadyResolved
 	}
 }
 
@@ -228,17 +231,40 @@ func (m *memStore) OrphanedApprovals(ctx context.Context, now time.Time) ([]api.
 	return out, nil
 }
 
-func (m *memStore) FinishApproval(ctx context.Context, callID string, outcome api.Outcome) (bool, error) {
+func (m *memStore) FinishApproval(ctx context.Context, callID string, outcome api.Outcome, events ...api.Event) (bool, []api.Event, error) {
 	b, err := json.Marshal(outcome)
 	if err != nil {
-		return false, fmt.Errorf("encoding the outcome of call %s: %w", callID, err)
+		return false, nil, fmt.Errorf("encoding the outcome of call %s: %w", callID, err)
 	}
+	now := m.clock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a, ok := m.approvals[callID]
 	if !ok || a.outcome != nil {
-		return false, nil
+		return false, nil, nil
+	}
+	if err := m.callSessionLocked(a, events); err != nil {
+		return false, nil, fmt.Errorf("recording a call's outcome: %w", err)
 	}
 	a.outcome = b
-	return true, nil
+	return true, m.appendToCallLocked(a, now, events), nil
+}
+
+// callSessionLocked checks that events for a call have a session to go
+// to: ErrNotFound if the call's session is gone.
+func (m *memStore) callSessionLocked(a *approval, events []api.Event) error {
+	if _, ok := m.sessions[a.SessionID]; a.SessionID != "" && len(events) > 0 && !ok {
+		return fmt.Errorf("session %s: %w", a.SessionID, store.ErrNotFound)
+	}
+	return nil
+}
+
+// appendToCallLocked appends events to a call's session, if it has one,
+// in the call's turn.
+func (m *memStore) appendToCallLocked(a *approval, now time.Time, events []api.Event) []api.Event {
+	s, ok := m.sessions[a.SessionID]
+	if a.SessionID == "" || !ok {
+		return nil
+	}
+	return appendLocked(s, now, withTurn(events, a.TurnID))
 }

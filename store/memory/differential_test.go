@@ -163,8 +163,8 @@ var ops = []op{
 		})
 	}},
 	{"ResolveApproval", func(ctx context.Context, s store.Store, in *input) string {
-		return show(s.ResolveApproval(ctx, store.ResolveApprovalParams{CallID: in.pick("c1", "c2", "c3"), Approved: in.n(2) == 0,
-			By: "p", Reason: in.pick("", "ok"), Executor: []store.Lease{in.lease(), {}}[in.n(2)]}))
+		return show2(s.ResolveApproval(ctx, store.ResolveApprovalParams{CallID: in.pick("c1", "c2", "c3"), Approved: in.n(2) == 0,
+			By: "p", Reason: in.pick("", "ok"), Executor: []store.Lease{in.lease(), {}}[in.n(2)], Events: in.events()}))
 	}},
 	{"ExpireApprovals", func(ctx context.Context, s store.Store, in *input) string {
 		return showSorted(s.ExpireApprovals(ctx, time.Now()))
@@ -189,7 +189,7 @@ var ops = []op{
 	}},
 	{"FinishApproval", func(ctx context.Context, s store.Store, in *input) string {
 		o := api.Outcome{ToolName: "promote", CallID: "c", IsError: in.n(2) == 0, Result: json.RawMessage(in.pick(`{"ok":true}`, `null`, `"x"`))}
-		return show(s.FinishApproval(ctx, in.pick("c1", "c2", "c3"), o))
+		return show2(s.FinishApproval(ctx, in.pick("c1", "c2", "c3"), o, in.events()...))
 	}},
 	{"KVGet", func(ctx context.Context, s store.Store, in *input) string {
 		return show(s.KVGet(ctx, in.pick("a", "b"), in.pick("k", "k/1", "k/2", "kk")))
@@ -233,6 +233,9 @@ var sentinels = []error{store.ErrNotFound, store.ErrBusy, store.ErrNotRunning, s
 
 // show renders a result for comparison: the value as JSON with times
 // reduced to whether they are set, and the error as the sentinel it is.
+// show2 is show for a call with two results.
+func show2[A, B any](a A, b B, err error) string { return show([2]any{a, b}, err) }
+
 func show[T any](v T, err error) string {
 	kind := "<nil>"
 	if err != nil {

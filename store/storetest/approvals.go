@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,8 +19,9 @@ func approval(id, session string, expires time.Time) api.Approval {
 		RequestedBy: "tester", ExpiresAt: expires}
 }
 
-func resolve(s store.Store, callID string, approved bool, by, reason string, executor store.Lease) (api.Approval, error) {
-	return s.ResolveApproval(ctx, store.ResolveApprovalParams{CallID: callID, Approved: approved, By: by, Reason: reason, Executor: executor})
+func resolve(s store.Store, callID string, approved bool, by, reason string, executor store.Lease, events ...api.Event) (api.Approval, error) {
+	a, _, err := s.ResolveApproval(ctx, store.ResolveApprovalParams{CallID: callID, Approved: approved, By: by, Reason: reason, Executor: executor, Events: events})
+	return a, err
 }
 
 func pendingApprovals(s store.Store) ([]api.Approval, string, error) {
@@ -51,13 +53,16 @@ func testApprovals(t *testing.T, s store.Store) {
 		t.Errorf("ListApprovals = %+v, %v", pending, err)
 	}
 
-	// Twenty people decide at once: one decision stands.
+	// Twenty people decide at once: one decision stands, and only its
+	// event is on the stream.
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	won, lost := 0, 0
 	for i := range 20 {
 		wg.Go(func() {
-			got, err := resolve(s, "c1", i%2 == 0, fmt.Sprintf("person%d", i), "why not", store.Lease{Holder: "h", TTL: time.Minute})
+			by := fmt.Sprintf("person%d", i)
+			got, err := resolve(s, "c1", i%2 == 0, by, "why not", store.Lease{Holder: "h", TTL: time.Minute},
+				ev(api.KindApprovalResolved, map[string]string{"callId": "c1", "by": by}))
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -77,20 +82,29 @@ func testApprovals(t *testing.T, s store.Store) {
 	if won != 1 || lost != 19 {
 		t.Errorf("%d decisions won, %d lost", won, lost)
 	}
+	decided, _ := s.Approval(ctx, "c1")
+	if got, _ := s.Events(ctx, "s", 1, 0); len(got) != 1 || got[0].Kind != api.KindApprovalResolved ||
+		!strings.Contains(string(got[0].Data), `"by":"`+decided.DecidedBy+`"`) {
+		t.Errorf("after twenty decisions the stream holds %+v; want the one decision that stands (%s)", got, decided.DecidedBy)
+	}
 	if _, err := resolve(s, "nope", true, "p", "", store.Lease{}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("resolving a missing approval: %v", err)
 	}
 	outcome := api.Outcome{ToolName: "promote", CallID: "c1", IsError: false, Result: json.RawMessage(`{"ok":true}`), DurationMs: 12}
-	if ok, err := s.FinishApproval(ctx, "c1", outcome); !ok || err != nil {
-		t.Errorf("FinishApproval: %v %v", ok, err)
+	result := ev(api.KindActionResult, map[string]string{"callId": "c1"})
+	if ok, stored, err := s.FinishApproval(ctx, "c1", outcome, result); !ok || err != nil || len(stored) != 1 || stored[0].Seq != 3 || stored[0].SessionID != "s" {
+		t.Errorf("FinishApproval: %v %+v %v", ok, stored, err)
 	}
-	if ok, _ := s.FinishApproval(ctx, "c1", api.Outcome{ToolName: "promote", CallID: "c1", IsError: true}); ok {
-		t.Error("an outcome was recorded twice")
+	if ok, stored, _ := s.FinishApproval(ctx, "c1", api.Outcome{ToolName: "promote", CallID: "c1", IsError: true}, result); ok || len(stored) != 0 {
+		t.Errorf("an outcome was recorded twice: %+v", stored)
+	}
+	if got, _ := s.Events(ctx, "s", 0, 0); len(got) != 3 {
+		t.Errorf("the stream holds %d events; want request, decision, result", len(got))
 	}
 	if a, _ := s.Approval(ctx, "c1"); a.Outcome == nil || !reflect.DeepEqual(*a.Outcome, outcome) {
 		t.Errorf("outcome %+v", a.Outcome)
 	}
-	if ok, err := s.FinishApproval(ctx, "nope", outcome); ok || err != nil {
+	if ok, _, err := s.FinishApproval(ctx, "nope", outcome); ok || err != nil {
 		t.Errorf("FinishApproval of a missing call: %v %v", ok, err)
 	}
 	if pending, _, _ := pendingApprovals(s); len(pending) != 1 || pending[0].CallID != "c2" {
@@ -249,7 +263,7 @@ func testApprovalClaims(t *testing.T, s store.Store) {
 	}
 	resolve := func(id string, approved bool, executor store.Lease) {
 		t.Helper()
-		if _, err := s.ResolveApproval(ctx, store.ResolveApprovalParams{CallID: id, Approved: approved, By: "boss", Executor: executor}); err != nil {
+		if _, _, err := s.ResolveApproval(ctx, store.ResolveApprovalParams{CallID: id, Approved: approved, By: "boss", Executor: executor}); err != nil {
 			t.Fatal(err)
 		}
 	}
