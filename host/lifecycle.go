@@ -303,10 +303,9 @@ func (h *Host) share(n store.Notifier) error {
 
 // recover ends the turns whose lease expired (their host died), expires
 // approvals nobody answered in time, and records approved calls whose host
-// died running them. On a store with jobs the approvals are their jobs'
-// (durable since the call parked or was approved); the turns are swept at
-// once, as the periodic job does, rather than when River's leader is
-// elected.
+// died running them: one round of the host's sweep. On a store with jobs
+// the approvals are their jobs' (durable since the call parked or was
+// approved) and the turns are swept in a transaction, as the job would.
 func (h *Host) recover(ctx context.Context) error {
 	if j, ok := h.log.Store.(store.Jobs); ok {
 		err := j.InTx(ctx, func(tx store.Tx) error {
