@@ -46,6 +46,7 @@ const (
 
 	CodeRequestTimeout Code = "request_timeout"
 	CodeOverCapacity   Code = "over_capacity"
+	CodeForbidden      Code = "forbidden"
 )
 
 type codeInfo struct {
@@ -85,6 +86,7 @@ var codes = map[Code]codeInfo{
 
 	CodeRequestTimeout: {http.StatusRequestTimeout, "the request body did not arrive within the host's body timeout"},
 	CodeOverCapacity:   {http.StatusServiceUnavailable, "the host is at its limit of connections or event streams; retry after Retry-After"},
+	CodeForbidden:      {http.StatusForbidden, "the MCP endpoint refuses the request's Origin, or a non-loopback Host on a loopback connection"},
 }
 
 // Status returns the code's HTTP status; 500 for a code not in the table.

@@ -1,6 +1,7 @@
 // Package serve puts a [host.Host] on HTTP: the API of package api (direct
 // tool calls, sessions and their event streams, approvals, artifacts and
-// the OpenAPI document) behind a bearer token, with request logs. [Server]
+// the OpenAPI document), and the server tools over MCP at /<slug>/mcp,
+// behind a bearer token, with request logs. [Server]
 // is the http.Handler; [ListenAndServe] runs it and drains in-flight calls
 // on shutdown. It opens no database: the host is given its store. The
 // agent binaries agent-sdk builds run it through package agentmain.
@@ -80,6 +81,11 @@ type Options struct {
 	// Idempotency-Key is kept for its retries; zero means
 	// IdempotencyTTLDefault (24 h).
 	IdempotencyTTL time.Duration
+	// MCPOrigins are the browser origins (scheme://host[:port]) allowed on
+	// the MCP endpoint, /<slug>/mcp, besides loopback ones; a request with
+	// any other Origin header is 403. Requests without Origin (MCP
+	// clients that are not web pages) are not affected.
+	MCPOrigins []string
 }
 
 // Server is the HTTP API of one agent's host.
@@ -174,6 +180,16 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 		if r.Public {
 			s.public[r.FullPath(o.Slug)] = append(s.public[r.FullPath(o.Slug)], pattern)
 		}
+	}
+	mcpEnd, err := newMCP(s, o.MCPOrigins)
+	if err != nil {
+		return nil, fmt.Errorf("creating server: %w", err)
+	}
+	for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+		pattern := m + " /" + o.Slug + mcpPath
+		s.mux.Handle(pattern, mcpEnd)
+		known.Handle(pattern, mcpEnd)
+		s.patterns = append(s.patterns, pattern)
 	}
 	s.mux.Handle("/", s.unrouted(known))
 	s.patterns = append(s.patterns, "/")
