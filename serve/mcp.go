@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,6 +39,11 @@ type mcpEndpoint struct {
 	sdk     http.Handler
 	tools   map[string]bool // the server tools, which are all the endpoint lists
 	origins map[string]bool // allowed Origin values besides loopback ones
+
+	serverInfo []byte // the JSON of the server's mcp.Implementation
+
+	noFast   bool         // tests: leave every request to the SDK
+	fastHits atomic.Int64 // tests: requests the fast path answered
 }
 
 // newMCP makes the endpoint for s's host.
@@ -49,7 +56,13 @@ func newMCP(s *Server, origins []string) (*mcpEndpoint, error) {
 		}
 		e.origins[norm] = true
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: s.slug, Title: "agent-sdk: " + s.slug}, nil)
+	impl := &mcp.Implementation{Name: s.slug, Title: "agent-sdk: " + s.slug, Version: sdkVersion()}
+	info, err := json.Marshal(impl)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the MCP server's info: %w", err)
+	}
+	e.serverInfo = info
+	srv := mcp.NewServer(impl, nil)
 	for _, info := range s.host.Tools().Infos() {
 		if info.Execution != tool.Server {
 			continue // agent tools run in a turn's workspace, not here
@@ -63,6 +76,25 @@ func newMCP(s *Server, origins []string) (*mcpEndpoint, error) {
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	return e, nil
 }
+
+// sdkVersion is this module's version as built into the binary, or
+// "devel".
+func sdkVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Path == modulePath && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			return bi.Main.Version
+		}
+		for _, d := range bi.Deps {
+			if d.Path == modulePath {
+				return d.Version
+			}
+		}
+	}
+	return "devel"
+}
+
+// modulePath is this module's path.
+const modulePath = "github.com/agentsdk/agentsdk"
 
 // addTool registers a tool, turning the SDK's panic on a schema it
 // refuses into an error.
@@ -81,7 +113,8 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, api.Errorf(api.CodeForbidden, "%s", msg))
 		return
 	}
-	if e.fast(w, r) {
+	if !e.noFast && e.fast(w, r) {
+		e.fastHits.Add(1)
 		return
 	}
 	e.sdk.ServeHTTP(w, r)

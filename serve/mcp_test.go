@@ -33,7 +33,7 @@ type greetInput struct {
 	Times int    `json:"times,omitempty" jsonschema:"minimum=1,maximum=3"`
 }
 
-func setupMCP(t *testing.T, opts serve.Options) *mcpBundle {
+func setupMCP(t testing.TB, opts serve.Options) *mcpBundle {
 	t.Helper()
 	greet, err := tool.New("greet", tool.Config{Description: "Greet someone by name."},
 		func(ctx context.Context, call *tool.Call, in greetInput) (any, error) {

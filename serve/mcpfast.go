@@ -1,7 +1,305 @@
 package serve
 
-import "net/http"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentsdk/agentsdk/internal/jsonscan"
+)
+
+// The fast path for tools/call. The SDK's stateless handler builds a
+// session for each request and decodes the body several times, each time
+// with a fresh 32 KiB buffer (../shared/research/mcp-endpoint.md): about
+// 0.1× a bare handler. A single, plain tools/call of a listed tool — what
+// MCP clients send for nearly every request after the first — is answered
+// here instead: one scan of the body, the same function the SDK's handler
+// calls (mcpEndpoint.call), and the answer the SDK would give. Anything
+// else, or anything unusual about a tools/call (a batch, a progress token,
+// escaped keys, a repeated key, an unknown tool, a header the SDK checks
+// in ways this path does not), is left to the SDK, which answers it as it
+// always does; TestMCPFastPathAgrees checks both give the same answers.
+
+// Protocol versions the fast path answers.
+const (
+	mcpVersion20251125 = "2025-11-25"
+	mcpVersion20250618 = "2025-06-18"
+	mcpVersion20260728 = "2026-07-28" // per-request _meta, Mcp-Method and Mcp-Name headers, resultType
+)
+
+// metaProtocolVersion is the _meta key of a 2026-07-28 request's version.
+const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+
+// fastCall is a tools/call the fast path takes.
+type fastCall struct {
+	id      []byte // the request id's JSON text: a plain string or an integer
+	name    string
+	args    []byte // the arguments' JSON text, nil if absent
+	version string
+}
 
 // fast answers a single tools/call as the SDK would; false leaves the
 // request to the SDK.
-func (e *mcpEndpoint) fast(w http.ResponseWriter, r *http.Request) bool { return false }
+func (e *mcpEndpoint) fast(w http.ResponseWriter, r *http.Request) bool {
+	c, ok := e.fastRequest(r)
+	if !ok {
+		return false
+	}
+	res, rpcErr := e.call(r.Context(), c.name, c.args)
+	var result []byte
+	if rpcErr == nil {
+		var err error
+		if result, err = json.Marshal(res); err != nil {
+			return false // cannot happen for the results call makes; the SDK would fail alike
+		}
+		if c.version >= mcpVersion20260728 {
+			result = e.annotate(result)
+		}
+	}
+	h := w.Header()
+	h["Cache-Control"] = []string{"no-cache, no-transform"}
+	h["Content-Type"] = []string{"application/json"}
+	w.WriteHeader(http.StatusOK) // the SDK's status for -32603, the only error call returns for a listed tool
+	buf := bytes.NewBuffer(make([]byte, 0, len(result)+64))
+	buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	buf.Write(c.id)
+	if rpcErr != nil {
+		errJSON, _ := json.Marshal(rpcErr)
+		buf.WriteString(`,"error":`)
+		buf.Write(errJSON)
+	} else {
+		buf.WriteString(`,"result":`)
+		buf.Write(result)
+	}
+	buf.WriteString("}\n")
+	w.Write(buf.Bytes())
+	return true
+}
+
+// annotate adds what a 2026-07-28 result carries: the server's info in
+// _meta and resultType complete.
+func (e *mcpEndpoint) annotate(result []byte) []byte {
+	out := make([]byte, 0, len(result)+len(e.serverInfo)+80)
+	out = append(out, `{"_meta":{"io.modelcontextprotocol/serverInfo":`...)
+	out = append(out, e.serverInfo...)
+	out = append(out, '}')
+	if body := result[1 : len(result)-1]; len(bytes.TrimSpace(body)) > 0 {
+		out = append(out, ',')
+		out = append(out, body...)
+	}
+	return append(out, `,"resultType":"complete"}`...)
+}
+
+// fastRequest reads a request the fast path takes, or says it is not one.
+func (e *mcpEndpoint) fastRequest(r *http.Request) (fastCall, bool) {
+	var c fastCall
+	h := r.Header
+	if r.Method != http.MethodPost || baseType(h.Get("Content-Type")) != "application/json" || !acceptsBoth(h["Accept"]) ||
+		len(h["Last-Event-Id"]) > 0 || len(h["Mcp-Protocol-Version"]) != 1 {
+		return c, false
+	}
+	c.version = h["Mcp-Protocol-Version"][0]
+	switch c.version {
+	case mcpVersion20251125, mcpVersion20250618:
+		if len(h["Mcp-Method"]) > 0 || len(h["Mcp-Name"]) > 0 {
+			return c, false
+		}
+	case mcpVersion20260728:
+		if len(h["Mcp-Method"]) != 1 || h["Mcp-Method"][0] != "tools/call" || len(h["Mcp-Name"]) != 1 {
+			return c, false
+		}
+	default:
+		return c, false
+	}
+	for k := range h {
+		if strings.HasPrefix(k, "Mcp-Param-") {
+			return c, false
+		}
+	}
+	body, ok := r.Body.(*prereadBody)
+	if !ok {
+		return c, false
+	}
+	var seen, params uint8
+	var method []byte
+	var rawParams []byte
+	err := jsonscan.Object(body.data, func(key []byte, plain bool, value []byte) error {
+		bit := uint8(0)
+		switch string(key) {
+		case "jsonrpc":
+			bit = 1
+			if string(value) != `"2.0"` {
+				return errNotFast
+			}
+		case "id":
+			bit = 2
+			if !plainID(value) {
+				return errNotFast
+			}
+			c.id = value
+		case "method":
+			bit = 4
+			method = value
+		case "params":
+			bit = 8
+			rawParams = value
+		default:
+			return errNotFast
+		}
+		if !plain || seen&bit != 0 {
+			return errNotFast
+		}
+		seen |= bit
+		return nil
+	})
+	if err != nil || seen != 15 || string(method) != `"tools/call"` {
+		return c, false
+	}
+	var name, meta []byte
+	err = jsonscan.Object(rawParams, func(key []byte, plain bool, value []byte) error {
+		bit := uint8(0)
+		switch string(key) {
+		case "name":
+			bit = 1
+			name = value
+		case "arguments":
+			bit = 2
+			if value[0] != '{' {
+				return errNotFast
+			}
+			c.args = value
+		case "_meta":
+			bit = 4
+			meta = value
+		default:
+			return errNotFast
+		}
+		if !plain || params&bit != 0 {
+			return errNotFast
+		}
+		params |= bit
+		return nil
+	})
+	n, ok := plainString(name)
+	if err != nil || !ok || !e.tools[n] {
+		return c, false
+	}
+	c.name = n
+	if c.version == mcpVersion20260728 {
+		if h["Mcp-Name"][0] != n || !e.metaFits(meta, c.version) {
+			return c, false
+		}
+	} else if meta != nil {
+		return c, false
+	}
+	return c, true
+}
+
+// metaFits reports whether a 2026-07-28 request's _meta names the version
+// of its header and asks for nothing this path does not do (progress).
+func (e *mcpEndpoint) metaFits(meta []byte, version string) bool {
+	if meta == nil {
+		return false
+	}
+	var seen uint8
+	err := jsonscan.Object(meta, func(key []byte, plain bool, value []byte) error {
+		if !plain {
+			return errNotFast
+		}
+		bit := uint8(0)
+		switch string(key) {
+		case metaProtocolVersion:
+			bit = 1
+			if v, ok := plainString(value); !ok || v != version {
+				return errNotFast
+			}
+		case metaClientCapabilities:
+			// Required, and decoded by the SDK: one it cannot decode is an error.
+			bit = 2
+			var caps struct {
+				mcp.ClientCapabilities
+				Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+			}
+			if value[0] != '{' || json.Unmarshal(value, &caps) != nil {
+				return errNotFast
+			}
+		case metaClientInfo:
+			bit = 4
+			var info mcp.Implementation
+			if value[0] != '{' || json.Unmarshal(value, &info) != nil {
+				return errNotFast
+			}
+		case "progressToken":
+			return errNotFast
+		}
+		if seen&bit != 0 {
+			return errNotFast
+		}
+		seen |= bit
+		return nil
+	})
+	return err == nil && seen&3 == 3
+}
+
+// The _meta keys of a 2026-07-28 request the SDK reads.
+const (
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+)
+
+// errNotFast stops a scan: the request is the SDK's.
+var errNotFast = errors.New("not a request for the fast path")
+
+// plainID reports whether an id is one the fast path echoes as it came: a
+// string without escapes, or a non-negative integer that fits int64.
+func plainID(v []byte) bool {
+	if _, ok := plainString(v); ok {
+		return true
+	}
+	if len(v) == 0 || len(v) > 18 || (v[0] == '0' && len(v) > 1) {
+		return false
+	}
+	for _, b := range v {
+		if b < '0' || b > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainString returns a JSON string's value if it has no escapes.
+func plainString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || bytes.IndexByte(v, '\\') >= 0 {
+		return "", false
+	}
+	return string(v[1 : len(v)-1]), true
+}
+
+// baseType returns a media type without its parameters, lower-case.
+func baseType(v string) string {
+	base, _, _ := strings.Cut(v, ";")
+	return strings.ToLower(strings.TrimSpace(base))
+}
+
+// acceptsBoth reports whether Accept values name both application/json
+// and text/event-stream, as the SDK requires (its wildcards count too).
+func acceptsBoth(values []string) bool {
+	jsonOK, streamOK := false, false
+	for _, v := range values {
+		for raw := range strings.SplitSeq(v, ",") {
+			switch baseType(raw) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK && streamOK
+}

@@ -110,6 +110,8 @@ type Server struct {
 	openAPIDoc func() ([]byte, error) // the OpenAPI document, made once: the tools do not change
 
 	idemTTL time.Duration // Options.IdempotencyTTL
+
+	mcp *mcpEndpoint
 }
 
 // principal is who the bearer token stands for. There is one token per
@@ -185,6 +187,7 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating server: %w", err)
 	}
+	s.mcp = mcpEnd
 	for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
 		pattern := m + " /" + o.Slug + mcpPath
 		s.mux.Handle(pattern, mcpEnd)
