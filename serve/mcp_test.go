@@ -45,7 +45,9 @@ func setupMCP(t testing.TB, opts serve.Options) *mcpBundle {
 	text, _ := tool.New("motto", tool.Config{Description: "A motto, as a plain string."},
 		func(ctx context.Context, call *tool.Call, in struct{}) (any, error) { return "ship it", nil })
 	fail, _ := tool.New("fail", tool.Config{Description: "Fail."},
-		func(ctx context.Context, call *tool.Call, in struct{}) (any, error) { return nil, errors.New("no such PR") })
+		func(ctx context.Context, call *tool.Call, in struct{}) (any, error) {
+			return nil, errors.New("no such PR")
+		})
 	boom, _ := tool.New("boom", tool.Config{Description: "Panic."},
 		func(ctx context.Context, call *tool.Call, in struct{}) (any, error) { panic("kaboom") })
 	gated, _ := tool.New("promote", tool.Config{Description: "Promote a build.", NeedsApproval: tool.Always},

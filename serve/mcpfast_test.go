@@ -96,7 +96,9 @@ func TestMCPFastPathAgrees(t *testing.T) {
 	call26 := func(id, name, args, meta string) string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{%s,"name":%q,"arguments":%s}}`, id, meta, name, args)
 	}
-	h26 := func(name string) map[string]string { return map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": name} }
+	h26 := func(name string) map[string]string {
+		return map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": name}
+	}
 	cases := map[string][]tc{}
 	for _, v := range []string{"2025-11-25", "2025-06-18"} {
 		cases[v] = []tc{
