@@ -91,7 +91,7 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		wait = -1 // answer at once
 	}
 	srv, err := serve.New(h, &serve.Options{Slug: f.Slug, Token: secret, MaxBodyBytes: f.MaxBodyBytes, Logger: logger, ApprovalWait: wait,
-		BodyTimeout: noLimit(f.BodyTimeout), MaxStreams: noLimit(f.MaxStreams), IdempotencyTTL: f.IdempotencyTTL})
+		BodyTimeout: noLimit(f.BodyTimeout), MaxStreams: noLimit(f.MaxStreams), IdempotencyTTL: f.IdempotencyTTL, MCPOrigins: splitList(f.MCPOrigins)})
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused
@@ -103,7 +103,7 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		IdleTimeout:   noLimit(f.IdleTimeout),
 		MaxConns:      noLimit(f.MaxConns),
 		OnListen: func(a net.Addr) {
-			fmt.Fprintf(stdio.Err, "serving %s at http://%s/%s/v1 (tools: %s)\n", f.Slug, a, f.Slug, strings.Join(set.Names(), ", "))
+			fmt.Fprintf(stdio.Err, "serving %s at http://%s/%s/v1 (tools: %s; MCP: http://%s/%s/mcp)\n", f.Slug, a, f.Slug, strings.Join(set.Names(), ", "), a, f.Slug)
 		},
 	})
 	if err != nil {
@@ -167,4 +167,15 @@ func hostOptions(configPath, modelFlag string, logger *slog.Logger, stdio Stdio,
 		opts.Model = p
 	}
 	return opts, nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for item := range strings.SplitSeq(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

@@ -51,6 +51,7 @@ type Serve struct {
 	IdempotencyTTL  time.Duration
 	MaxSessions     int
 	MaxPending      int
+	MCPOrigins      string
 }
 
 // Register defines the flags on fs. slugDefault is the default slug (the
@@ -74,6 +75,7 @@ func (s *Serve) Register(fs *pflag.FlagSet, slugDefault string) {
 	fs.IntVar(&s.MaxSessions, "max-sessions", MaxSessionsDefault, "most sessions one principal may create in an hour; more get 429 quota_exceeded (-1: no limit)")
 	fs.IntVar(&s.MaxPending, "max-pending", MaxPendingDefault, "most calls one principal may have parked for approval at once; more are refused (-1: no limit)")
 	fs.IntVar(&s.MaxStreams, "max-streams", MaxStreamsDefault, "most event streams (SSE subscribers) followed at once; one more gets 503 (0: no limit)")
+	fs.StringVar(&s.MCPOrigins, "mcp-origins", "", "browser origins allowed on the MCP endpoint /<slug>/mcp besides loopback ones, comma-separated (scheme://host[:port]); requests without Origin are not affected")
 	RegisterStore(fs, &s.Store)
 }
 
@@ -84,7 +86,7 @@ func RegisterStore(fs *pflag.FlagSet, store *string) {
 
 // Names lists the flags Register defines.
 var Names = []string{"addr", "slug", "token", "max-body-bytes", "drain-timeout", "log-format", "model", "lease-ttl", "approval-wait", "approval-timeout", "store",
-	"body-timeout", "header-timeout", "idle-timeout", "max-conns", "max-streams", "idempotency-ttl", "max-sessions", "max-pending"}
+	"body-timeout", "header-timeout", "idle-timeout", "max-conns", "max-streams", "idempotency-ttl", "max-sessions", "max-pending", "mcp-origins"}
 
 // Args returns the flags of fs that Register defined and the command line
 // set, as arguments to pass on ("--name=value").
