@@ -2,133 +2,19 @@ package host
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"strings"
 
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/internal/turnloop"
 	"github.com/agentsdk/agentsdk/model"
-	"github.com/agentsdk/agentsdk/tool"
 )
 
-// history rebuilds the conversation from the session's stored events: user
-// and assistant messages, the model's tool calls and their results, read
-// through the same payload types they were written with. Calls made
-// directly are not part of it; a call whose result never came (its host
-// died) gets a result saying so, as the APIs require one. It also returns
-// the tags tools put on the session.
+// history rebuilds a session's conversation from its stored events
+// (turnloop.History), with the tags tools put on the session.
 func (h *Host) history(ctx context.Context, sessionID string) ([]model.Message, map[string]string, error) {
-	var msgs []model.Message
-	tags := map[string]string{}
-	requested := map[string]bool{} // model call ids
-	answered := map[string]bool{}
-	err := eachEvent(ctx, h.log, sessionID, func(e api.Event) {
-		switch e.Kind {
-		case api.KindSessionTagged:
-			if tag, err := api.Decode[api.SessionTagged](e); err == nil {
-				tags[tag.Key] = tag.Value
-			}
-		case api.KindMessage:
-			m, err := api.Decode[api.Message](e)
-			if err != nil {
-				return
-			}
-			if m.Role == api.RoleAssistant {
-				msgs = append(msgs, model.Message{Role: model.Assistant, Text: m.Text})
-			} else if n := len(msgs); n > 0 && msgs[n-1].Role == model.User {
-				msgs[n-1].Text = strings.TrimPrefix(msgs[n-1].Text+"\n\n"+m.Text, "\n\n")
-			} else {
-				msgs = append(msgs, model.Message{Role: model.User, Text: m.Text})
-			}
-		case api.KindActionsRequested:
-			a, err := api.Decode[api.ActionsRequested](e)
-			if err != nil {
-				return
-			}
-			if n := len(msgs); n == 0 || msgs[n-1].Role != model.Assistant {
-				msgs = append(msgs, model.Message{Role: model.Assistant})
-			}
-			last := len(msgs) - 1
-			for _, act := range a.Actions {
-				input := act.Input
-				if input == nil {
-					input = json.RawMessage(act.InputText)
-				}
-				msgs[last].ToolCalls = append(msgs[last].ToolCalls, model.ToolCall{ID: act.ModelCallID, Name: act.Tool, Input: input})
-				requested[act.ModelCallID] = true
-			}
-		case api.KindActionResult:
-			r, err := api.Decode[api.ActionResult](e)
-			if err != nil || r.Direct || r.ModelCallID == "" || !requested[r.ModelCallID] || answered[r.ModelCallID] {
-				return
-			}
-			answered[r.ModelCallID] = true
-			res := model.ToolResult{CallID: r.ModelCallID, Content: resultText(tool.Output{Result: r.Result}), IsError: r.IsError}
-			if n := len(msgs); n > 0 && msgs[n-1].Role == model.User && msgs[n-1].Text == "" {
-				msgs[n-1].ToolResults = append(msgs[n-1].ToolResults, res)
-			} else {
-				msgs = append(msgs, model.Message{Role: model.User, ToolResults: []model.ToolResult{res}})
-			}
-		}
-	})
-	if err != nil {
+	hist := turnloop.NewHistory()
+	if err := eachEvent(ctx, h.log, sessionID, func(e api.Event) { hist.Add(e) }); err != nil {
 		return nil, nil, err
 	}
-	return fillMissingResults(msgs, answered), tags, nil
-}
-
-// fillMissingResults gives every tool call without a result one that says
-// so, right after its assistant message.
-func fillMissingResults(msgs []model.Message, answered map[string]bool) []model.Message {
-	var out []model.Message
-	for i, m := range msgs {
-		out = append(out, m)
-		if m.Role != model.Assistant {
-			continue
-		}
-		var missing []model.ToolResult
-		for _, c := range m.ToolCalls {
-			if !answered[c.ID] {
-				missing = append(missing, model.ToolResult{CallID: c.ID, Content: "no result: the turn ended before this call finished", IsError: true})
-			}
-		}
-		if len(missing) == 0 {
-			continue
-		}
-		if i+1 < len(msgs) && msgs[i+1].Role == model.User {
-			msgs[i+1].ToolResults = append(missing, msgs[i+1].ToolResults...)
-			continue
-		}
-		out = append(out, model.Message{Role: model.User, ToolResults: missing})
-	}
-	return out
-}
-
-// resultText is what the model reads of a result: a string as it is, the
-// text of a Result's content, or the JSON.
-func resultText(out tool.Output) string {
-	var s string
-	if json.Unmarshal(out.Result, &s) == nil {
-		return s
-	}
-	var r tool.Result
-	if json.Unmarshal(out.Result, &r) == nil && r.Content != nil {
-		var parts []string
-		for _, c := range r.Content {
-			switch c.Type {
-			case "text":
-				parts = append(parts, c.Text)
-			case "resource":
-				if c.Resource != nil {
-					parts = append(parts, c.Resource.Text)
-				}
-			default:
-				parts = append(parts, fmt.Sprintf("[%s content, %s]", c.Type, c.MimeType))
-			}
-		}
-		if len(parts) > 0 {
-			return strings.Join(parts, "\n")
-		}
-	}
-	return string(out.Result)
+	msgs, tags := hist.Messages()
+	return msgs, tags, nil
 }

@@ -2,12 +2,8 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -15,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/internal/turnloop"
 	"github.com/agentsdk/agentsdk/model"
 	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/tool"
@@ -34,7 +31,7 @@ func (h *Host) runTurn(ctx context.Context, sess api.Session, f store.Fence) {
 	span.SetAttributes(attribute.Int("turn.steps", steps))
 	status := "completed"
 	switch {
-	case errors.Is(err, errParked):
+	case errors.Is(err, turnloop.ErrParked):
 		status = "parked"
 	case err != nil:
 		status = "failed"
@@ -45,7 +42,7 @@ func (h *Host) runTurn(ctx context.Context, sess api.Session, f store.Fence) {
 	// A turn with calls parked parks, even when the host is shutting down:
 	// the parked state is durable, and the decisions can come after a
 	// restart.
-	if errors.Is(err, errParked) {
+	if errors.Is(err, turnloop.ErrParked) {
 		// Stop holding the turn before parking it, and before a resumption
 		// (possibly right here) tracks it afresh.
 		h.leases.untrack(sess.ID, turnID)
@@ -95,135 +92,42 @@ func (h *Host) loop(ctx context.Context, sess api.Session, turnID string) (int, 
 	for k, v := range tags {
 		span.SetAttributes(attribute.String("session.tag."+k, v))
 	}
+	return turnloop.Run(ctx, h.turnConfig(h.toolSpecs(nil)), turnEnv{h, sess, turnID}, history)
+}
+
+// toolSpecs are the tools a model is offered: all of the host's, or those
+// keep keeps.
+func (h *Host) toolSpecs(keep func(*tool.Tool) bool) []model.Tool {
 	specs := make([]model.Tool, 0, h.tools.Len())
 	for _, t := range h.tools.Tools() {
-		specs = append(specs, model.Tool{Name: t.Name(), Description: t.Description(), InputSchema: t.InputSchema()})
-	}
-	for step := 1; step <= h.opts.MaxSteps; step++ {
-		req := &model.Request{System: h.opts.System, Messages: history, Tools: specs, MaxTokens: h.opts.MaxTokens}
-		text, calls, err := h.callModel(ctx, sess.ID, turnID, req)
-		if err != nil {
-			return step, err
-		}
-		if text != "" {
-			if err := h.emit(ctx, sess.ID, turnID, api.Message{Role: api.RoleAssistant, Text: text}); err != nil {
-				return step, err
-			}
-		}
-		history = append(history, model.Message{Role: model.Assistant, Text: text, ToolCalls: calls})
-		if len(calls) == 0 {
-			return step, nil
-		}
-		results, err := h.runActions(ctx, sess, turnID, calls)
-		if err != nil {
-			return step, err
-		}
-		history = append(history, model.Message{Role: model.User, ToolResults: results})
-		if ctx.Err() != nil {
-			return step, ctx.Err()
+		if keep == nil || keep(t) {
+			specs = append(specs, model.Tool{Name: t.Name(), Description: t.Description(), InputSchema: t.InputSchema()})
 		}
 	}
-	return h.opts.MaxSteps, fmt.Errorf("step limit reached: the model was still calling tools after %d steps", h.opts.MaxSteps)
+	return specs
 }
 
-// callModel streams one model answer, storing text deltas as they come.
-func (h *Host) callModel(ctx context.Context, sessionID, turnID string, req *model.Request) (string, []model.ToolCall, error) {
-	timeout := h.opts.ModelTimeout
-	mctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("the model did not answer within %s", timeout))
-	defer cancel()
-	var text strings.Builder
-	var calls []model.ToolCall
-	for chunk, err := range h.opts.Model.Stream(mctx, req) {
-		if err != nil {
-			if cause := context.Cause(mctx); mctx.Err() != nil && ctx.Err() == nil {
-				return "", nil, fmt.Errorf("model: %w", cause)
-			}
-			return "", nil, fmt.Errorf("model: %w", err)
-		}
-		if chunk.Text != "" {
-			text.WriteString(chunk.Text)
-			if err := h.emit(ctx, sessionID, turnID, api.MessageDelta{Text: chunk.Text}); err != nil {
-				return "", nil, err
-			}
-		}
-		if chunk.ToolCall != nil {
-			c := *chunk.ToolCall
-			if c.ID == "" {
-				c.ID = fmt.Sprintf("call_%d", len(calls)+1) // some servers send none
-			}
-			calls = append(calls, c)
-		}
-	}
-	if err := context.Cause(mctx); mctx.Err() != nil {
-		if ctx.Err() != nil {
-			return "", nil, ctx.Err()
-		}
-		return "", nil, fmt.Errorf("model: %w", err)
-	}
-	return text.String(), calls, nil
+// turnConfig is the loop's configuration from the host's options.
+func (h *Host) turnConfig(tools []model.Tool) turnloop.Config {
+	return turnloop.Config{Model: h.opts.Model, System: h.opts.System, Tools: tools, MaxSteps: h.opts.MaxSteps, MaxTokens: h.opts.MaxTokens,
+		ModelTimeout: h.opts.ModelTimeout, ToolConcurrency: h.opts.ToolConcurrency, Logger: h.logger}
 }
 
-// runActions announces the model's tool calls, runs them with bounded
-// concurrency and records each result as it comes.
-func (h *Host) runActions(ctx context.Context, sess api.Session, turnID string, calls []model.ToolCall) ([]model.ToolResult, error) {
-	actions := make([]api.Action, len(calls))
-	for i, c := range calls {
-		name := c.Name
-		if tool.CheckName(name) != nil {
-			name = "invalid"
-		}
-		actions[i] = api.Action{CallID: tool.NewCallID(name), ModelCallID: c.ID, Tool: c.Name}
-		if json.Valid(c.Input) {
-			actions[i].Input = c.Input
-		} else {
-			actions[i].InputText = string(c.Input)
-		}
-	}
-	if err := h.emit(ctx, sess.ID, turnID, api.ActionsRequested{Actions: actions}); err != nil {
-		return nil, err
-	}
-	results := make([]model.ToolResult, len(calls))
-	sem := make(chan struct{}, h.opts.ToolConcurrency)
-	var wg sync.WaitGroup
-	var appendErr error
-	var mu sync.Mutex
-	parked := false
-	for i, c := range calls {
-		wg.Go(func() {
-			defer guard(h.logger, "running a turn's tool call", "session", sess.ID, "call", actions[i].CallID)
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			start := time.Now()
-			out, waits := h.execute(ctx, sess, turnID, actions[i].CallID, c)
-			if waits {
-				mu.Lock()
-				parked = true
-				mu.Unlock()
-				return // its result comes when someone decides
-			}
-			results[i] = model.ToolResult{CallID: c.ID, Content: resultText(out), IsError: out.IsError}
-			err := h.emit(ctx, sess.ID, turnID, api.ActionResult{
-				CallID: actions[i].CallID, ModelCallID: c.ID, Tool: c.Name, IsError: out.IsError, Result: out.Result,
-				DurationMs: time.Since(start).Milliseconds(),
-			})
-			if err != nil {
-				mu.Lock()
-				appendErr = err
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	if appendErr == nil && parked {
-		return results, errParked
-	}
-	return results, appendErr
+// turnEnv is a local turn's environment: the host's stream, fenced by the
+// turn's lease, and its tools.
+type turnEnv struct {
+	h      *Host
+	sess   api.Session
+	turnID string
 }
 
-// errParked ends a turn's goroutine while calls of it wait for approval:
-// the turn stays running, parked in the store, and resumes from its
-// history when the last decision is carried out.
-var errParked = errors.New("waiting for approval")
+func (e turnEnv) Emit(ctx context.Context, payloads ...api.Payload) error {
+	return e.h.emit(ctx, e.sess.ID, e.turnID, payloads...)
+}
+
+func (e turnEnv) Execute(ctx context.Context, callID string, c model.ToolCall) (tool.Output, bool) {
+	return e.h.execute(ctx, e.sess, e.turnID, callID, c)
+}
 
 // execute runs one of the model's tool calls. Every failure becomes a
 // result the model can read and act on. A call that needs approval is
