@@ -81,6 +81,9 @@ type CallDone struct {
 type CreateSessionRequest struct {
 	Channel string `json:"channel,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Mode is where the session's turns run: local (in the host) or cloud
+	// (on a runner); "" for the agent's default.
+	Mode Mode `json:"mode,omitempty"`
 }
 
 // SendRequest is the body of POST /<slug>/v1/session/<id>/messages.

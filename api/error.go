@@ -47,6 +47,10 @@ const (
 	CodeRequestTimeout Code = "request_timeout"
 	CodeOverCapacity   Code = "over_capacity"
 	CodeForbidden      Code = "forbidden"
+
+	CodeInvalidMode   Code = "invalid_mode"
+	CodeLeaseLost     Code = "lease_lost"
+	CodeInvalidReport Code = "invalid_report"
 )
 
 type codeInfo struct {
@@ -87,6 +91,10 @@ var codes = map[Code]codeInfo{
 	CodeRequestTimeout: {http.StatusRequestTimeout, "the request body did not arrive within the host's body timeout"},
 	CodeOverCapacity:   {http.StatusServiceUnavailable, "the host is at its limit of connections or event streams; retry after Retry-After"},
 	CodeForbidden:      {http.StatusForbidden, "the MCP endpoint refuses the request's Origin, or a non-loopback Host on a loopback connection"},
+
+	CodeInvalidMode:   {http.StatusBadRequest, "a session mode that is not local or cloud"},
+	CodeLeaseLost:     {http.StatusConflict, "the runner no longer holds the turn (it ended, or its lease ran out)"},
+	CodeInvalidReport: {http.StatusBadRequest, "a runner's report with an event it may not write, or one that does not decode"},
 }
 
 // Status returns the code's HTTP status; 500 for a code not in the table.

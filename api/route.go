@@ -135,6 +135,17 @@ var Routes = []Route{
 	{Name: "getArtifact", Method: http.MethodGet, Path: "/session/{id}/artifacts/{name...}", Summary: "An artifact's content, with the content type it was stored with.",
 		Responses: []Response{{Status: http.StatusOK, ContentType: "application/octet-stream", About: "the content, as an attachment"}},
 		Errors:    []Code{CodeSessionNotFound, CodeArtifactNotFound, CodeBadName}},
+	{Name: "runnerClaim", Method: http.MethodPost, Path: "/runner/claim", Summary: "A runner claims a cloud turn to run (agent-sdk runner).",
+		About:   "Waits up to waitMs for a cloud session's turn that is ready to run (new, or its parked calls all answered), takes its lease for the runner and answers what the runner needs to run it.",
+		Request: RunnerClaimRequest{},
+		Responses: []Response{
+			{Status: http.StatusOK, Body: RunnerClaim{}, About: "a claimed turn"},
+			{Status: http.StatusNoContent, About: "no turn to run within waitMs"},
+		}},
+	{Name: "runnerReport", Method: http.MethodPost, Path: "/runner/turns/{sessionId}/{turnId}", Summary: "A runner reports a claimed turn's events, renews its lease, or ends its claim.",
+		Request:   RunnerReport{},
+		Responses: []Response{{Status: http.StatusOK, Body: OKResponse{}}},
+		Errors:    []Code{CodeSessionNotFound, CodeLeaseLost, CodeInvalidReport}},
 }
 
 // Pattern returns the route's net/http pattern for an API under

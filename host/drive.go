@@ -70,6 +70,12 @@ func (h *Host) drive(ctx context.Context, sessionID, turnID string) {
 			h.leases.untrack(sessionID, turnID) // its watch job closes it
 			return
 		}
+		if sess.Mode == api.ModeCloud {
+			// A runner goes on with it: it is ready to claim.
+			h.leases.untrack(sessionID, turnID)
+			h.readyForRunner(ctx, hold)
+			return
+		}
 		h.goTurn(tctx, sess, hold.Fence)
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/model"
 	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/store/memory"
@@ -101,6 +102,23 @@ type Options struct {
 	// agent.turns), and the tools' own metrics. Nil: no-op, at no cost.
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
+	// Cloud configures cloud sessions, whose model turns run on runners
+	// (see Runners).
+	Cloud CloudOptions
+}
+
+// CloudOptions configure cloud sessions.
+type CloudOptions struct {
+	// DefaultMode is the mode of a session created without one; "" means
+	// api.ModeLocal.
+	DefaultMode api.Mode
+	// ToolsURL is the MCP endpoint at which runners call the server tools
+	// (serve --public-url or --cloud-tools-url). Empty: the host warns at
+	// Start, and cloud turns are offered the agent tools only.
+	ToolsURL string
+	// Model names the model runners use; its credentials are the
+	// runners' own (the APIKey is never sent).
+	Model model.Config
 }
 
 // Defaults of [Options].

@@ -181,6 +181,9 @@ func (l *leases) runs(sessionID, turnID string) bool {
 // to, and pokes this host's subscribers of the sessions they appended to
 // (see share). Call it once; Close stops it.
 func (h *Host) Start(ctx context.Context) error {
+	if h.opts.Cloud.ToolsURL == "" {
+		h.logger.Warn("cloud turns will be offered the agent tools only: no URL for runners to reach the server tools at (serve --public-url or --cloud-tools-url)")
+	}
 	if err := h.recover(ctx); err != nil {
 		return err
 	}

@@ -31,6 +31,9 @@ type SessionOptions struct {
 	Channel   string // default "http"
 	Principal string // who opened it
 	Message   string // if set, the first turn starts with it
+	// Mode is where its model turns run: api.ModeLocal (in the host) or
+	// api.ModeCloud (on a runner); "" for Options.Cloud.DefaultMode.
+	Mode api.Mode
 }
 
 // Create opens a session, makes its workspace, and starts a turn
@@ -51,11 +54,15 @@ func (s Sessions) Create(ctx context.Context, opts SessionOptions) (api.Session,
 	}); err != nil {
 		return api.Session{}, "", err
 	}
-	sess := api.Session{ID: newID("sess"), Channel: opts.Channel, Mode: api.ModeLocal, Principal: opts.Principal}
+	mode, err := s.h.sessionMode(opts.Mode)
+	if err != nil {
+		return api.Session{}, "", err
+	}
+	sess := api.Session{ID: newID("sess"), Channel: opts.Channel, Mode: mode, Principal: opts.Principal}
 	if _, err := s.h.sessionWorkspace(sess.ID).open(); err != nil {
 		return api.Session{}, "", api.Errorf(api.CodeInternal, "creating session workspace: %w", err)
 	}
-	sess, err := s.h.log.CreateSession(ctx, sess)
+	sess, err = s.h.log.CreateSession(ctx, sess)
 	if err != nil {
 		return api.Session{}, "", storeError(err, nil)
 	}
@@ -181,8 +188,13 @@ func (h *Host) endTurn(ctx context.Context, f store.Fence, end api.Payload, befo
 	return nil
 }
 
-// startTurn runs a model turn in the background, holding its lease.
+// startTurn runs a model turn in the background, holding its lease; a
+// cloud session's turn is left for a runner instead.
 func (h *Host) startTurn(sess api.Session, hold store.Hold) {
+	if sess.Mode == api.ModeCloud {
+		h.readyForRunner(h.ctx, hold)
+		return
+	}
 	h.goTurn(h.leases.track(h.ctx, h.log, h.logger, hold.Fence), sess, hold.Fence)
 }
 

@@ -122,25 +122,38 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // handle is the SDK's tools/call handler.
 func (e *mcpEndpoint) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	res, rpcErr := e.call(ctx, req.Params.Name, req.Params.Arguments)
+	var header http.Header
+	if req.Extra != nil {
+		header = req.Extra.Header
+	}
+	res, rpcErr := e.call(ctx, req.Params.Name, req.Params.Arguments, header)
 	if rpcErr != nil {
 		return nil, rpcErr
 	}
 	return res, nil
 }
 
-// call runs a tools/call through the host, as a direct call. Whatever the
-// tool did (an error, a panic, a timeout, invalid input, a refusal) is a
-// result with isError, which the model can read and act on; a call that
-// could not be made at all is a JSON-RPC error with a proper code.
-func (e *mcpEndpoint) call(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, *jsonrpc.Error) {
+// call runs a tools/call through the host, as a direct call — or, made
+// with a runner token (its header says), as the call of that runner's
+// cloud turn. Whatever the tool did (an error, a panic, a timeout, invalid
+// input, a refusal) is a result with isError, which the model can read and
+// act on; a call that could not be made at all is a JSON-RPC error with a
+// proper code.
+func (e *mcpEndpoint) call(ctx context.Context, name string, args json.RawMessage, header http.Header) (*mcp.CallToolResult, *jsonrpc.Error) {
 	if !e.tools[name] {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 	}
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
-	out, err := e.s.host.CallTool(ctx, name, args, &host.CallOptions{Wait: e.s.wait, Principal: principal})
+	var out *api.Outcome
+	var err error
+	if sc, ok := e.s.bearerScope(header); ok {
+		out, err = e.s.host.CallInTurn(ctx, name, args, host.InTurn{SessionID: sc.Session, TurnID: sc.Turn,
+			CallID: header.Get(CallIDRequestHeader), ModelCallID: header.Get(ModelCallIDRequestHeader)})
+	} else {
+		out, err = e.s.host.CallTool(ctx, name, args, &host.CallOptions{Wait: e.s.wait, Principal: principal})
+	}
 	var pending *host.ApprovalPendingError
 	switch {
 	case errors.As(err, &pending):
@@ -150,7 +163,7 @@ func (e *mcpEndpoint) call(ctx context.Context, name string, args json.RawMessag
 		switch apiErr.Code {
 		case api.CodeUnknownTool, api.CodeAgentTool:
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: apiErr.Message}
-		case api.CodeInternal:
+		case api.CodeInternal, api.CodeSessionNotFound, api.CodeNoRunningTurn, api.CodeBadRequest:
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: apiErr.Message}
 		}
 		// Invalid input, a quota: the model can correct or report it.

@@ -218,6 +218,8 @@ func (s *Server) handlers() map[string]http.HandlerFunc {
 		"callStatus":       s.callStatus,
 		"listArtifacts":    s.listArtifacts,
 		"getArtifact":      s.getArtifact,
+		"runnerClaim":      s.runnerClaim,
+		"runnerReport":     s.runnerReport,
 	}
 }
 
@@ -271,7 +273,7 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 // it cannot), so that no handler ever waits for a client. A refusal closes
 // the connection.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request) bool {
-	if !s.isPublic(r) && !s.authorized(r) {
+	if !s.isPublic(r) && !s.authorized(r) && !s.runnerAuthorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="agent-sdk"`)
 		refuse(w, r, &api.Error{Code: api.CodeUnauthorized,
 			Message: "missing or wrong bearer token: send Authorization: Bearer <token> (see the host's state directory, file token)"}, refusalGrace)

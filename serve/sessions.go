@@ -23,7 +23,7 @@ func (s *Server) createSessionOnce(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	sess, turnID, err := s.host.Sessions().Create(r.Context(), host.SessionOptions{Channel: req.Channel, Message: req.Message, Principal: principal})
+	sess, turnID, err := s.host.Sessions().Create(r.Context(), host.SessionOptions{Channel: req.Channel, Message: req.Message, Principal: principal, Mode: req.Mode})
 	if err != nil {
 		writeError(w, err)
 		return

@@ -1,0 +1,92 @@
+package api
+
+import (
+	"encoding/json"
+
+	"github.com/agentsdk/agentsdk/model"
+)
+
+// A cloud session's turns run on a runner (agent-sdk runner), not in the
+// host. The runner claims a turn (POST /<slug>/v1/runner/claim), runs the
+// model loop in its own workspace with the agent tools the claim carries,
+// calls the server tools over the host's MCP endpoint with the claim's
+// runner token, and reports the turn's events back (POST
+// /<slug>/v1/runner/turns/{sessionId}/{turnId}), which also renews its
+// lease. A runner that stops reporting loses the turn when its lease runs
+// out: it is closed as interrupted, as a dead host's turn is.
+
+// RunnerClaimRequest is the body of POST /<slug>/v1/runner/claim.
+type RunnerClaimRequest struct {
+	// Runner names the runner, for the lease and the logs.
+	Runner string `json:"runner"`
+	// WaitMs is how long to wait for a turn to claim (0 to 30000); none
+	// in time is 204.
+	WaitMs int `json:"waitMs,omitempty"`
+}
+
+// RunnerClaim is a claimed cloud turn: what a runner needs to run it.
+type RunnerClaim struct {
+	OK        bool   `json:"ok"`
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+	// Token is the turn's fence: every report carries it, and one the host
+	// no longer holds is refused (lease_lost).
+	Token int64 `json:"token"`
+	// LeaseMs is the lease: report (events or none) more often than this.
+	LeaseMs int64 `json:"leaseMs"`
+	// RunnerToken is a bearer token for the host's MCP endpoint, good only
+	// for calls in this session's running turn.
+	RunnerToken string `json:"runnerToken"`
+	// MCPURL is where the server tools are ("" when the host advertises
+	// none: the model is offered the agent tools only).
+	MCPURL string `json:"mcpUrl,omitempty"`
+	// Model is the model to use (its credentials are the runner's own).
+	Model model.Config `json:"model"`
+	// System, MaxSteps, MaxTokens, ModelTimeoutMs and ToolConcurrency are
+	// the agent's turn settings.
+	System          string `json:"system,omitempty"`
+	MaxSteps        int    `json:"maxSteps"`
+	MaxTokens       int    `json:"maxTokens,omitempty"`
+	ModelTimeoutMs  int64  `json:"modelTimeoutMs"`
+	ToolConcurrency int    `json:"toolConcurrency"`
+	// Tools are the tools offered to the model: the agent tools, and the
+	// server tools when MCPURL is set.
+	Tools []RunnerTool `json:"tools"`
+	// Events is the session's stream so far, the turn's history.
+	Events []Event `json:"events"`
+}
+
+// RunnerTool is a tool of a cloud turn.
+type RunnerTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	// Execution is agent (run by the runner, from Script) or server
+	// (called over MCP).
+	Execution string `json:"execution"`
+	// Script is an agent tool's script, to materialise in the workspace.
+	Script    string `json:"script,omitempty"`
+	TimeoutMs int64  `json:"timeoutMs,omitempty"`
+}
+
+// RunnerReport is the body of POST /<slug>/v1/runner/turns/{sessionId}/{turnId}.
+type RunnerReport struct {
+	// Token is the claim's fence token.
+	Token int64 `json:"token"`
+	// Events are the turn's new events, in order: message.delta,
+	// message (assistant), actions.requested and action.result only.
+	Events []Event `json:"events,omitempty"`
+	// End, if set, ends the runner's claim: completed, failed (with
+	// Reason) or parked (calls wait for approval; the turn goes on when
+	// they are decided, on whichever runner claims it then).
+	End    string `json:"end,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	Steps  *int   `json:"steps,omitempty"`
+}
+
+// Runner report ends.
+const (
+	RunnerEndCompleted = "completed"
+	RunnerEndFailed    = "failed"
+	RunnerEndParked    = "parked"
+)

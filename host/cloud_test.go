@@ -1,0 +1,231 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/model"
+	"github.com/agentsdk/agentsdk/store/sqlite"
+	"github.com/agentsdk/agentsdk/tool"
+)
+
+// setupCloud starts a host on SQLite whose sessions may be cloud ones.
+func setupCloud(t *testing.T, cloud host.CloudOptions) *host.Host {
+	t.Helper()
+	weather, _ := tool.New("weather", tool.Config{Description: "Weather in a city."},
+		func(ctx context.Context, call *tool.Call, in weatherInput) (any, error) {
+			return map[string]any{"city": in.City, "sky": "clear", "session": call.Session.ID}, nil
+		})
+	deploy, _ := tool.New("deploy", tool.Config{Description: "Deploy.", NeedsApproval: tool.Always},
+		func(ctx context.Context, call *tool.Call, in struct{}) (any, error) { return "deployed", nil })
+	echo, _ := tool.NewScript("echo", tool.Config{Description: "Echo stdin."}, "#!/bin/sh\ncat\n")
+	set, err := tool.NewSet(weather, deploy, echo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	st, err := sqlite.Open(context.Background(), filepath.Join(state, "agent.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.New(set, &host.Options{StateRoot: state, Store: st, LeaseTTL: 400 * time.Millisecond, System: "Be brief.", Cloud: cloud})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close(); st.Close() })
+	return h
+}
+
+func payloadEvent(p api.Payload) api.Event { return api.NewEvent(p) }
+
+func mustClaim(t *testing.T, h *host.Host, wait time.Duration) *api.RunnerClaim {
+	t.Helper()
+	c, err := h.Runners().Claim(context.Background(), "r1", wait)
+	if err != nil || c == nil {
+		t.Fatalf("claim: %+v, %v", c, err)
+	}
+	return c
+}
+
+// A cloud session's turn is not run by the host: a runner claims it with
+// what it needs (history, agent tools with their scripts, the server tools
+// when the host advertises an MCP URL, the model without its key), calls a
+// server tool in the turn, reports the turn's events, and ends it; the
+// stream holds them all, in order.
+func TestCloudTurn(t *testing.T) {
+	h := setupCloud(t, host.CloudOptions{ToolsURL: "http://127.0.0.1:1/agent/mcp", Model: model.Config{Provider: "anthropic", Name: "m", APIKey: "secret"}})
+	ctx := context.Background()
+	if _, _, err := h.Sessions().Create(ctx, host.SessionOptions{Mode: "hybrid"}); !errors.Is(err, &api.Error{Code: api.CodeInvalidMode}) {
+		t.Errorf("mode hybrid: %v", err)
+	}
+	sess, turnID, err := h.Sessions().Create(ctx, host.SessionOptions{Mode: api.ModeCloud, Message: "weather in Oslo?"})
+	if err != nil || sess.Mode != api.ModeCloud {
+		t.Fatalf("create: %+v %v", sess, err)
+	}
+	c := mustClaim(t, h, time.Second)
+	if c.SessionID != sess.ID || c.TurnID != turnID || c.Model.APIKey != "" || c.Model.Name != "m" || c.MCPURL == "" || c.System != "Be brief." {
+		t.Errorf("claim %+v", c)
+	}
+	tools := map[string]api.RunnerTool{}
+	for _, rt := range c.Tools {
+		tools[rt.Name] = rt
+	}
+	if len(tools) != 3 || tools["echo"].Script == "" || tools["echo"].Execution != "agent" || tools["weather"].Execution != "server" || tools["weather"].Script != "" {
+		t.Errorf("claimed tools %+v", c.Tools)
+	}
+	if n := len(c.Events); n < 3 || c.Events[n-1].Kind != api.KindMessage || !strings.Contains(string(c.Events[n-1].Data), "Oslo") {
+		t.Errorf("claimed history %s", kinds(c.Events))
+	}
+	if again, _ := h.Runners().Claim(ctx, "r2", 0); again != nil {
+		t.Errorf("a claimed turn was claimed twice: %+v", again)
+	}
+
+	callID := tool.NewCallID("weather")
+	report := func(rep api.RunnerReport) error { return h.Runners().Report(ctx, sess.ID, turnID, rep) }
+	if err := report(api.RunnerReport{Token: c.Token, Events: []api.Event{
+		payloadEvent(api.MessageDelta{Text: "Let me check."}),
+		payloadEvent(api.Message{Role: api.RoleAssistant, Text: "Let me check."}),
+		payloadEvent(api.ActionsRequested{Actions: []api.Action{{CallID: callID, ModelCallID: "m1", Tool: "weather", Input: json.RawMessage(`{"city":"Oslo"}`)}}}),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := h.CallInTurn(ctx, "weather", json.RawMessage(`{"city":"Oslo"}`), host.InTurn{SessionID: sess.ID, TurnID: turnID, CallID: callID, ModelCallID: "m1"})
+	if err != nil || out.IsError || !strings.Contains(string(out.Result), sess.ID) {
+		t.Fatalf("a server tool called in the turn: %+v %v", out, err)
+	}
+	// A runner may not write what is not its own, nor hold on to a lost turn.
+	for _, bad := range []api.Event{payloadEvent(api.Message{Role: api.RoleUser, Text: "hi"}), payloadEvent(api.TurnCompleted{}),
+		{Kind: api.KindActionResult, Data: json.RawMessage(`{"callId":5}`)}} {
+		if err := report(api.RunnerReport{Token: c.Token, Events: []api.Event{bad}}); !errors.Is(err, &api.Error{Code: api.CodeInvalidReport}) {
+			t.Errorf("reporting %s: %v", bad.Data, err)
+		}
+	}
+	if err := report(api.RunnerReport{Token: c.Token + 1}); !errors.Is(err, &api.Error{Code: api.CodeLeaseLost}) {
+		t.Errorf("another token: %v", err)
+	}
+	steps := 2
+	if err := report(api.RunnerReport{Token: c.Token, End: api.RunnerEndCompleted, Steps: &steps, Events: []api.Event{
+		payloadEvent(api.ActionResult{CallID: callID, ModelCallID: "m1", Tool: "weather", Result: out.Result}),
+		payloadEvent(api.Message{Role: api.RoleAssistant, Text: "Clear."}),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := h.Sessions().Events(ctx, sess.ID, 0, 0)
+	want := "session.created turn.started message message.delta message actions.requested action.result message turn.completed"
+	if got := kinds(evs); got != want {
+		t.Errorf("stream: %s\nwant:   %s", got, want)
+	}
+	if _, err := h.CallInTurn(ctx, "weather", json.RawMessage(`{"city":"Oslo"}`), host.InTurn{SessionID: sess.ID, TurnID: turnID}); !errors.Is(err, api.ErrNoRunningTurn) {
+		t.Errorf("a call in an ended turn: %v", err)
+	}
+	if err := report(api.RunnerReport{Token: c.Token}); !errors.Is(err, &api.Error{Code: api.CodeLeaseLost}) {
+		t.Errorf("a report after the end: %v", err)
+	}
+}
+
+// A gated server tool parks a cloud turn as it parks a local one: the
+// runner parks it, the turn is not claimable until the decision is carried
+// out here, and then a runner claims it with the result in its history.
+func TestCloudTurnApproval(t *testing.T) {
+	h := setupCloud(t, host.CloudOptions{ToolsURL: "http://127.0.0.1:1/agent/mcp", DefaultMode: api.ModeCloud})
+	ctx := context.Background()
+	sess, turnID, err := h.Sessions().Create(ctx, host.SessionOptions{Message: "deploy"})
+	if err != nil || sess.Mode != api.ModeCloud {
+		t.Fatalf("create with the default mode: %+v %v", sess, err)
+	}
+	c := mustClaim(t, h, time.Second)
+	callID := tool.NewCallID("deploy")
+	if err := h.Runners().Report(ctx, sess.ID, turnID, api.RunnerReport{Token: c.Token, Events: []api.Event{
+		payloadEvent(api.ActionsRequested{Actions: []api.Action{{CallID: callID, ModelCallID: "m1", Tool: "deploy", Input: json.RawMessage(`{}`)}}}),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.CallInTurn(ctx, "deploy", json.RawMessage(`{}`), host.InTurn{SessionID: sess.ID, TurnID: turnID, CallID: callID, ModelCallID: "m1"})
+	var pending *host.ApprovalPendingError
+	if !errors.As(err, &pending) || pending.CallID != callID {
+		t.Fatalf("a gated call in a cloud turn: %v", err)
+	}
+	if err := h.Runners().Report(ctx, sess.ID, turnID, api.RunnerReport{Token: c.Token, End: api.RunnerEndParked}); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := h.Runners().Claim(ctx, "r2", 300*time.Millisecond); again != nil {
+		t.Fatalf("a turn waiting for a decision was claimed")
+	}
+	if _, err := h.Approvals().Resolve(ctx, callID, host.Decision{Approved: true, By: "boss"}); err != nil {
+		t.Fatal(err)
+	}
+	c2 := mustClaim(t, h, 5*time.Second)
+	if c2.TurnID != turnID || c2.Token == c.Token {
+		t.Errorf("second claim %+v", c2)
+	}
+	got := kinds(c2.Events)
+	if !strings.HasSuffix(got, "actions.requested action.approval_requested action.approval_resolved action.result") {
+		t.Errorf("the second claim's history: %s", got)
+	}
+	if r := find(c2.Events, api.KindActionResult); len(r) != 1 || !strings.Contains(string(r[0].Data), "deployed") {
+		t.Errorf("the approved call's result: %v", r)
+	}
+	if err := h.Runners().Report(ctx, sess.ID, turnID, api.RunnerReport{Token: c.Token, End: api.RunnerEndCompleted}); !errors.Is(err, &api.Error{Code: api.CodeLeaseLost}) {
+		t.Errorf("the first claim's token after the second claim: %v", err)
+	}
+	if err := h.Runners().Report(ctx, sess.ID, turnID, api.RunnerReport{Token: c2.Token, End: api.RunnerEndCompleted}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A runner that stops reporting loses its turn when the lease runs out: it
+// is closed as interrupted, with a result for the call it was running,
+// never left open; the session takes messages again.
+func TestCloudRunnerDies(t *testing.T) {
+	h := setupCloud(t, host.CloudOptions{})
+	ctx := context.Background()
+	sess, turnID, err := h.Sessions().Create(ctx, host.SessionOptions{Mode: api.ModeCloud, Message: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustClaim(t, h, time.Second)
+	for _, rt := range c.Tools {
+		if rt.Execution != "agent" {
+			t.Errorf("without a tools URL a claim offers %s (%s)", rt.Name, rt.Execution)
+		}
+	}
+	if !strings.Contains(c.System, "weather") || !strings.Contains(c.System, "not reachable") {
+		t.Errorf("the model is not told which tools it lacks: %q", c.System)
+	}
+	callID := tool.NewCallID("echo")
+	if err := h.Runners().Report(ctx, sess.ID, turnID, api.RunnerReport{Token: c.Token, Events: []api.Event{
+		payloadEvent(api.ActionsRequested{Actions: []api.Action{{CallID: callID, ModelCallID: "m1", Tool: "echo", Input: json.RawMessage(`{}`)}}}),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		evs, _ := h.Sessions().Events(ctx, sess.ID, 0, 0)
+		if f := find(evs, api.KindTurnFailed); len(f) == 1 {
+			if !strings.Contains(string(f[0].Data), "interrupted by host restart") || f[0].TurnID != turnID {
+				t.Errorf("turn.failed: %s", f[0].Data)
+			}
+			if r := find(evs, api.KindActionResult); len(r) != 1 || !strings.Contains(string(r[0].Data), callID) || !strings.Contains(string(r[0].Data), "interrupted") {
+				t.Errorf("the running call's result: %v", r)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the dead runner's turn is still open: %s", kinds(evs))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := h.Sessions().Send(ctx, sess.ID, "again"); err != nil {
+		t.Errorf("the session after its runner died: %v", err)
+	}
+}

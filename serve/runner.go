@@ -1,0 +1,135 @@
+package serve
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentsdk/agentsdk/api"
+)
+
+// The runner routes (api.Routes runnerClaim, runnerReport) take the host's
+// token: a runner is trusted with the agent's turns. What it gets in a
+// claim is a runner token, good only on the MCP endpoint and only for
+// calls in that session's running turn.
+
+// claimWaitMax bounds how long a claim waits for a turn.
+const claimWaitMax = 30 * time.Second
+
+func (s *Server) runnerClaim(w http.ResponseWriter, r *http.Request) {
+	body, err := s.readBody(w, r)
+	var req api.RunnerClaimRequest
+	if err == nil {
+		err = decodeJSON(body, &req)
+	}
+	if err == nil && (req.WaitMs < 0 || time.Duration(req.WaitMs)*time.Millisecond > claimWaitMax) {
+		err = api.Errorf(api.CodeBadRequest, "waitMs %d: want 0 to %d", req.WaitMs, claimWaitMax.Milliseconds())
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	c, err := s.host.Runners().Claim(r.Context(), req.Runner, time.Duration(req.WaitMs)*time.Millisecond)
+	switch {
+	case err != nil:
+		writeError(w, err)
+	case c == nil:
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		c.RunnerToken = s.runnerToken(c.SessionID, c.TurnID)
+		writeJSON(w, http.StatusOK, c)
+	}
+}
+
+func (s *Server) runnerReport(w http.ResponseWriter, r *http.Request) {
+	body, err := s.readBody(w, r)
+	var rep api.RunnerReport
+	if err == nil {
+		err = decodeJSON(body, &rep)
+	}
+	if err == nil {
+		err = s.host.Runners().Report(r.Context(), r.PathValue("sessionId"), r.PathValue("turnId"), rep)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, api.OKResponse{OK: true})
+}
+
+// runnerTokenPrefix starts every runner token.
+const runnerTokenPrefix = "agrt_"
+
+// runnerScope is what a runner token allows: calls in one turn.
+type runnerScope struct {
+	Session string `json:"s"`
+	Turn    string `json:"t"`
+}
+
+// runnerToken mints a token for the MCP endpoint scoped to a turn:
+// agrt_<base64url scope>.<base64url HMAC-SHA256>, keyed with a key derived
+// from the host's token, so that any host serving the agent with that
+// token accepts it and none accepts it for anything else. It is good while
+// the turn runs: CallInTurn refuses calls in a turn that has ended.
+func (s *Server) runnerToken(sessionID, turnID string) string {
+	scope, _ := json.Marshal(runnerScope{Session: sessionID, Turn: turnID})
+	payload := base64.RawURLEncoding.EncodeToString(scope)
+	return runnerTokenPrefix + payload + "." + base64.RawURLEncoding.EncodeToString(s.runnerMAC(payload))
+}
+
+func (s *Server) runnerMAC(payload string) []byte {
+	key := sha256.Sum256(append([]byte("agent-sdk runner token\x00"), s.token...))
+	m := hmac.New(sha256.New, key[:])
+	m.Write([]byte(payload))
+	return m.Sum(nil)
+}
+
+// runnerTokenScope verifies a runner token and returns its scope.
+func (s *Server) runnerTokenScope(token string) (runnerScope, bool) {
+	rest, ok := strings.CutPrefix(token, runnerTokenPrefix)
+	if !ok {
+		return runnerScope{}, false
+	}
+	payload, sig, ok := strings.Cut(rest, ".")
+	if !ok {
+		return runnerScope{}, false
+	}
+	mac, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil || !hmac.Equal(mac, s.runnerMAC(payload)) {
+		return runnerScope{}, false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(payload)
+	var sc runnerScope
+	if err != nil || json.Unmarshal(raw, &sc) != nil || sc.Session == "" || sc.Turn == "" {
+		return runnerScope{}, false
+	}
+	return sc, true
+}
+
+// runnerAuthorized reports whether r carries a valid runner token; only
+// the MCP endpoint takes one.
+func (s *Server) runnerAuthorized(r *http.Request) bool {
+	_, ok := s.bearerScope(r.Header)
+	return ok && r.URL.Path == "/"+s.slug+mcpPath
+}
+
+// bearerScope returns the scope of the runner token in a request's
+// Authorization header, if it carries one.
+func (s *Server) bearerScope(h http.Header) (runnerScope, bool) {
+	scheme, cred, ok := strings.Cut(h.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return runnerScope{}, false
+	}
+	return s.runnerTokenScope(strings.TrimSpace(cred))
+}
+
+// Headers a runner's MCP tools/call carries: the call's ids as the runner
+// announced it in actions.requested.
+const (
+	CallIDRequestHeader      = "X-Agent-Call-Id"
+	ModelCallIDRequestHeader = "X-Agent-Model-Call-Id"
+)
