@@ -1,0 +1,35 @@
+package client
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/agentsdk/agentsdk/api"
+)
+
+// RunnerClaim claims a cloud turn for a runner, waiting up to
+// req.WaitMs for one; nil when there was none in time. (agent-sdk runner
+// is the runner; see package api for the protocol.)
+func (c *Client) RunnerClaim(ctx context.Context, req api.RunnerClaimRequest) (*api.RunnerClaim, error) {
+	resp, err := c.send(ctx, c.stream, "runnerClaim", nil, nil, req, nil)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusNoContent {
+		resp.Body.Close()
+		return nil, nil
+	}
+	var claim api.RunnerClaim
+	if err := decodeAnswer(resp, &claim); err != nil {
+		return nil, err
+	}
+	return &claim, nil
+}
+
+// RunnerReport reports a claimed turn's events, renews its lease, or
+// (with rep.End) ends the claim; an [api.Error] with code lease_lost says
+// the runner no longer holds the turn.
+func (c *Client) RunnerReport(ctx context.Context, sessionID, turnID string, rep api.RunnerReport) error {
+	var ok api.OKResponse
+	return c.call(ctx, "runnerReport", []string{sessionID, turnID}, nil, rep, &ok)
+}
