@@ -38,6 +38,9 @@ type Config struct {
 	MaxSteps        int                  `yaml:"maxSteps"`
 	ToolConcurrency int                  `yaml:"toolConcurrency"`
 	ModelTimeout    Duration             `yaml:"modelTimeout"`
+	// Mode is where a new session's turns run unless it says: local (in
+	// the host, the default) or cloud (on a runner, agent-sdk runner).
+	Mode string `yaml:"mode"`
 }
 
 // Telemetry chooses what is built in for OpenTelemetry export.
@@ -109,6 +112,9 @@ func Load(path string) (Config, error) {
 	}
 	if c.Model.Provider != "" && !known(c.Model.Provider) {
 		return c, fmt.Errorf("reading %s: model.provider %q is not one of %v", path, c.Model.Provider, Providers)
+	}
+	if c.Mode != "" && c.Mode != "local" && c.Mode != "cloud" {
+		return c, fmt.Errorf("reading %s: mode %q: want local or cloud", path, c.Mode)
 	}
 	if c.MaxSteps < 0 || c.ToolConcurrency < 0 || c.Model.MaxTokens < 0 {
 		return c, fmt.Errorf("reading %s: maxSteps, toolConcurrency and model.maxTokens cannot be negative", path)

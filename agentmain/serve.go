@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentsdk/agentsdk/agentconfig"
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/command"
 	"github.com/agentsdk/agentsdk/internal/serveflags"
@@ -70,6 +72,10 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 	}
 	opts.StateRoot, opts.Logger, opts.Store, opts.LeaseTTL, opts.ApprovalTimeout = stateDir, logger, st, f.LeaseTTL, f.ApprovalTimeout
 	opts.MaxSessions, opts.MaxPending = f.MaxSessions, f.MaxPending
+	if opts.Cloud.ToolsURL, err = cloudToolsURL(f.PublicURL, f.CloudToolsURL, f.Slug); err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitRefused
+	}
 	stopExport, err := o.export(ctx, f.Slug, opts, stdio)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, "setting up OpenTelemetry export:", err)
@@ -91,7 +97,7 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		wait = -1 // answer at once
 	}
 	srv, err := serve.New(h, &serve.Options{Slug: f.Slug, Token: secret, MaxBodyBytes: f.MaxBodyBytes, Logger: logger, ApprovalWait: wait,
-		BodyTimeout: noLimit(f.BodyTimeout), MaxStreams: noLimit(f.MaxStreams), IdempotencyTTL: f.IdempotencyTTL, MCPOrigins: splitList(f.MCPOrigins)})
+		BodyTimeout: noLimit(f.BodyTimeout), MaxStreams: noLimit(f.MaxStreams), IdempotencyTTL: f.IdempotencyTTL, MCPOrigins: append(splitList(f.MCPOrigins), originOf(f.PublicURL)...)})
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused
@@ -153,6 +159,7 @@ func hostOptions(configPath, modelFlag string, logger *slog.Logger, stdio Stdio,
 	opts := &host.Options{
 		System: cfg.System, MaxSteps: cfg.MaxSteps, ToolConcurrency: cfg.ToolConcurrency,
 		ModelTimeout: time.Duration(cfg.ModelTimeout), MaxTokens: cfg.Model.MaxTokens,
+		Cloud: host.CloudOptions{DefaultMode: api.Mode(cfg.Mode), Model: cfg.Model},
 	}
 	if opts.MCP, err = o.mcp(cfg, configPath, logger); err != nil {
 		return nil, err
@@ -178,4 +185,34 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// cloudToolsURL is the MCP endpoint runners call the server tools at:
+// --cloud-tools-url, else <--public-url>/<slug>/mcp, else none.
+func cloudToolsURL(public, tools, slug string) (string, error) {
+	for flag, v := range map[string]string{"--public-url": public, "--cloud-tools-url": tools} {
+		if v == "" {
+			continue
+		}
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return "", fmt.Errorf("%s %q: want an http(s) URL such as https://agents.example.com", flag, v)
+		}
+	}
+	switch {
+	case tools != "":
+		return tools, nil
+	case public != "":
+		return strings.TrimSuffix(public, "/") + "/" + slug + "/mcp", nil
+	}
+	return "", nil
+}
+
+// originOf returns the origin of --public-url (browsers loading pages
+// from it may use the MCP endpoint), if set.
+func originOf(public string) []string {
+	u, err := url.Parse(public)
+	if public == "" || err != nil || u.Host == "" {
+		return nil
+	}
+	return []string{u.Scheme + "://" + u.Host}
 }

@@ -90,6 +90,7 @@ func newSend() *cobra.Command {
 		channel string
 		follow  bool
 		asJSON  bool
+		cloud   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "send SESSION MESSAGE",
@@ -97,7 +98,8 @@ func newSend() *cobra.Command {
 		Long: `send starts a model turn with MESSAGE in SESSION, or in a new session when SESSION
 is "new", and prints the session and turn ids. With --follow it then prints the
 turn's events until it ends, exiting 1 if it failed. A session whose turn is
-still running answers 409 session_busy (exit 2).`,
+still running answers 409 session_busy (exit 2). A new session with --cloud runs
+its turns on a runner (agent-sdk runner) instead of in the host.`,
 		Example: `  agent-sdk send new "Inspect https://github.com/acme/checkout/pull/42" --url http://127.0.0.1:3000/quickstart --follow
   agent-sdk send sess_abc "And the tests?" --url http://127.0.0.1:3000/quickstart`,
 		Args: cobra.ExactArgs(2),
@@ -108,7 +110,11 @@ still running answers 409 session_busy (exit 2).`,
 			}
 			var ans api.TurnStartedResponse
 			if args[0] == "new" {
-				ans, err = c.CreateSession(cmd.Context(), api.CreateSessionRequest{Channel: channel, Message: args[1]})
+				req := api.CreateSessionRequest{Channel: channel, Message: args[1]}
+				if cloud {
+					req.Mode = api.ModeCloud
+				}
+				ans, err = c.CreateSession(cmd.Context(), req)
 			} else {
 				ans, err = c.Send(cmd.Context(), args[0], args[1])
 			}
@@ -127,6 +133,7 @@ still running answers 409 session_busy (exit 2).`,
 	cmd.Flags().StringVar(&channel, "channel", "http", "the channel of a new session")
 	cmd.Flags().BoolVar(&follow, "follow", false, "print the turn's events until it ends")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "with --follow, print events as JSON lines")
+	cmd.Flags().BoolVar(&cloud, "cloud", false, "a new session whose turns run on a runner (agent-sdk runner), not in the host")
 	return cmd
 }
 

@@ -52,6 +52,8 @@ type Serve struct {
 	MaxSessions     int
 	MaxPending      int
 	MCPOrigins      string
+	PublicURL       string
+	CloudToolsURL   string
 }
 
 // Register defines the flags on fs. slugDefault is the default slug (the
@@ -76,6 +78,8 @@ func (s *Serve) Register(fs *pflag.FlagSet, slugDefault string) {
 	fs.IntVar(&s.MaxPending, "max-pending", MaxPendingDefault, "most calls one principal may have parked for approval at once; more are refused (-1: no limit)")
 	fs.IntVar(&s.MaxStreams, "max-streams", MaxStreamsDefault, "most event streams (SSE subscribers) followed at once; one more gets 503 (0: no limit)")
 	fs.StringVar(&s.MCPOrigins, "mcp-origins", "", "browser origins allowed on the MCP endpoint /<slug>/mcp besides loopback ones, comma-separated (scheme://host[:port]); requests without Origin are not affected")
+	fs.StringVar(&s.PublicURL, "public-url", "", "the host's URL as runners and browsers reach it (https://agents.example.com); cloud turns call the server tools at <public-url>/<slug>/mcp")
+	fs.StringVar(&s.CloudToolsURL, "cloud-tools-url", "", "the MCP endpoint runners call the server tools at, when it is not <public-url>/<slug>/mcp")
 	RegisterStore(fs, &s.Store)
 }
 
@@ -86,7 +90,7 @@ func RegisterStore(fs *pflag.FlagSet, store *string) {
 
 // Names lists the flags Register defines.
 var Names = []string{"addr", "slug", "token", "max-body-bytes", "drain-timeout", "log-format", "model", "lease-ttl", "approval-wait", "approval-timeout", "store",
-	"body-timeout", "header-timeout", "idle-timeout", "max-conns", "max-streams", "idempotency-ttl", "max-sessions", "max-pending", "mcp-origins"}
+	"body-timeout", "header-timeout", "idle-timeout", "max-conns", "max-streams", "idempotency-ttl", "max-sessions", "max-pending", "mcp-origins", "public-url", "cloud-tools-url"}
 
 // Args returns the flags of fs that Register defined and the command line
 // set, as arguments to pass on ("--name=value").
