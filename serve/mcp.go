@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -41,6 +42,9 @@ type mcpEndpoint struct {
 	origins map[string]bool // allowed Origin values besides loopback ones
 
 	serverInfo []byte // the JSON of the server's mcp.Implementation
+
+	metaMu sync.RWMutex    // guards metaOK
+	metaOK map[string]bool // _meta values known to decode (mcpfast.go)
 
 	noFast   bool         // tests: leave every request to the SDK
 	fastHits atomic.Int64 // tests: requests the fast path answered

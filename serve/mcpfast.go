@@ -56,42 +56,37 @@ func (e *mcpEndpoint) fast(w http.ResponseWriter, r *http.Request) bool {
 		if result, err = json.Marshal(res); err != nil {
 			return false // cannot happen for the results call makes; the SDK would fail alike
 		}
-		if c.version >= mcpVersion20260728 {
-			result = e.annotate(result)
-		}
 	}
 	h := w.Header()
 	h["Cache-Control"] = []string{"no-cache, no-transform"}
 	h["Content-Type"] = []string{"application/json"}
 	w.WriteHeader(http.StatusOK) // the SDK's status for -32603, the only error call returns for a listed tool
-	buf := bytes.NewBuffer(make([]byte, 0, len(result)+64))
+	buf := bytes.NewBuffer(make([]byte, 0, len(result)+len(e.serverInfo)+128))
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	buf.Write(c.id)
-	if rpcErr != nil {
+	switch {
+	case rpcErr != nil:
 		errJSON, _ := json.Marshal(rpcErr)
 		buf.WriteString(`,"error":`)
 		buf.Write(errJSON)
-	} else {
+	case c.version >= mcpVersion20260728:
+		// What a 2026-07-28 result carries besides: the server's info in
+		// _meta, and resultType complete.
+		buf.WriteString(`,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":`)
+		buf.Write(e.serverInfo)
+		buf.WriteByte('}')
+		if body := result[1 : len(result)-1]; len(bytes.TrimSpace(body)) > 0 {
+			buf.WriteByte(',')
+			buf.Write(body)
+		}
+		buf.WriteString(`,"resultType":"complete"}`)
+	default:
 		buf.WriteString(`,"result":`)
 		buf.Write(result)
 	}
 	buf.WriteString("}\n")
 	w.Write(buf.Bytes())
 	return true
-}
-
-// annotate adds what a 2026-07-28 result carries: the server's info in
-// _meta and resultType complete.
-func (e *mcpEndpoint) annotate(result []byte) []byte {
-	out := make([]byte, 0, len(result)+len(e.serverInfo)+80)
-	out = append(out, `{"_meta":{"io.modelcontextprotocol/serverInfo":`...)
-	out = append(out, e.serverInfo...)
-	out = append(out, '}')
-	if body := result[1 : len(result)-1]; len(bytes.TrimSpace(body)) > 0 {
-		out = append(out, ',')
-		out = append(out, body...)
-	}
-	return append(out, `,"resultType":"complete"}`...)
 }
 
 // fastRequest reads a request the fast path takes, or says it is not one.
@@ -220,17 +215,12 @@ func (e *mcpEndpoint) metaFits(meta []byte, version string) bool {
 		case metaClientCapabilities:
 			// Required, and decoded by the SDK: one it cannot decode is an error.
 			bit = 2
-			var caps struct {
-				mcp.ClientCapabilities
-				Roots *mcp.RootCapabilities `json:"roots,omitempty"`
-			}
-			if value[0] != '{' || json.Unmarshal(value, &caps) != nil {
+			if !e.metaDecodes(value, decodesAsCapabilities) {
 				return errNotFast
 			}
 		case metaClientInfo:
 			bit = 4
-			var info mcp.Implementation
-			if value[0] != '{' || json.Unmarshal(value, &info) != nil {
+			if !e.metaDecodes(value, decodesAsImplementation) {
 				return errNotFast
 			}
 		case "progressToken":
@@ -243,6 +233,50 @@ func (e *mcpEndpoint) metaFits(meta []byte, version string) bool {
 		return nil
 	})
 	return err == nil && seen&3 == 3
+}
+
+// metaDecodes reports whether a _meta value is an object that decode
+// accepts. A client sends the same few values with every request: those
+// that decoded are remembered (up to metaCacheMax), so that each is
+// decoded once rather than on every call.
+func (e *mcpEndpoint) metaDecodes(value []byte, decode func([]byte) bool) bool {
+	if value[0] != '{' {
+		return false
+	}
+	e.metaMu.RLock()
+	ok := e.metaOK[string(value)]
+	e.metaMu.RUnlock()
+	if ok {
+		return true
+	}
+	if !decode(value) {
+		return false
+	}
+	e.metaMu.Lock()
+	if e.metaOK == nil {
+		e.metaOK = map[string]bool{}
+	}
+	if len(e.metaOK) < metaCacheMax {
+		e.metaOK[string(value)] = true
+	}
+	e.metaMu.Unlock()
+	return true
+}
+
+// metaCacheMax bounds the _meta values remembered as decoding.
+const metaCacheMax = 256
+
+func decodesAsCapabilities(v []byte) bool {
+	var caps struct {
+		mcp.ClientCapabilities
+		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+	}
+	return json.Unmarshal(v, &caps) == nil
+}
+
+func decodesAsImplementation(v []byte) bool {
+	var info mcp.Implementation
+	return json.Unmarshal(v, &info) == nil
 }
 
 // The _meta keys of a 2026-07-28 request the SDK reads.
