@@ -229,3 +229,34 @@ func TestCloudRunnerDies(t *testing.T) {
 		t.Errorf("the session after its runner died: %v", err)
 	}
 }
+
+// Cancelling a cloud turn ends it wherever it is: the runner's next report
+// finds it gone.
+func TestCloudTurnCancel(t *testing.T) {
+	h := setupCloud(t, host.CloudOptions{})
+	ctx := context.Background()
+	sess, turnID, err := h.Sessions().Create(ctx, host.SessionOptions{Mode: api.ModeCloud, Message: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustClaim(t, h, time.Second)
+	callID := tool.NewCallID("echo")
+	if err := h.Runners().Report(ctx, sess.ID, turnID, api.RunnerReport{Token: c.Token, Events: []api.Event{
+		payloadEvent(api.ActionsRequested{Actions: []api.Action{{CallID: callID, ModelCallID: "m1", Tool: "echo", Input: json.RawMessage(`{}`)}}}),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Sessions().Cancel(ctx, sess.ID); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := h.Sessions().Events(ctx, sess.ID, 0, 0)
+	if got := kinds(evs[len(evs)-2:]); got != "action.result turn.failed" || !strings.Contains(string(evs[len(evs)-1].Data), "cancelled") {
+		t.Errorf("after cancel: %s", kinds(evs))
+	}
+	if err := h.Runners().Report(ctx, sess.ID, turnID, api.RunnerReport{Token: c.Token}); !errors.Is(err, &api.Error{Code: api.CodeLeaseLost}) {
+		t.Errorf("the runner's report after the cancel: %v", err)
+	}
+	if err := h.Sessions().Cancel(ctx, sess.ID); !errors.Is(err, api.ErrNoRunningTurn) {
+		t.Errorf("a second cancel: %v", err)
+	}
+}

@@ -129,13 +129,17 @@ func (s Sessions) Send(ctx context.Context, sessionID, message string) (string, 
 // Cancel cancels the session's running turn, which then ends with
 // turn.failed ("cancelled").
 func (s Sessions) Cancel(ctx context.Context, sessionID string) error {
-	if _, err := s.Get(ctx, sessionID); err != nil {
+	sess, err := s.Get(ctx, sessionID)
+	if err != nil {
 		return err
 	}
-	if !s.h.leases.cancel(sessionID, errCancelled) {
-		return api.ErrNoRunningTurn
+	if s.h.leases.cancel(sessionID, errCancelled) {
+		return nil
 	}
-	return nil
+	if sess.Mode == api.ModeCloud && sess.RunningTurn != "" {
+		return s.h.cancelCloudTurn(ctx, sess)
+	}
+	return api.ErrNoRunningTurn
 }
 
 // beginTurn starts a turn in a session, holding its lease, with its first
