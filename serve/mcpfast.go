@@ -119,68 +119,23 @@ func (e *mcpEndpoint) fastRequest(r *http.Request) (fastCall, bool) {
 	if !ok {
 		return c, false
 	}
-	var seen, params uint8
-	var method []byte
-	var rawParams []byte
-	err := jsonscan.Object(body.data, func(key []byte, plain bool, value []byte) error {
-		bit := uint8(0)
-		switch string(key) {
-		case "jsonrpc":
-			bit = 1
-			if string(value) != `"2.0"` {
-				return errNotFast
-			}
-		case "id":
-			bit = 2
-			if !plainID(value) {
-				return errNotFast
-			}
-			c.id = value
-		case "method":
-			bit = 4
-			method = value
-		case "params":
-			bit = 8
-			rawParams = value
-		default:
-			return errNotFast
-		}
-		if !plain || seen&bit != 0 {
-			return errNotFast
-		}
-		seen |= bit
-		return nil
-	})
-	if err != nil || seen != 15 || string(method) != `"tools/call"` {
+	// The request: exactly these members, each once, with plain keys.
+	var top [4][]byte // jsonrpc, id, method, params
+	if !members(body.data, []string{"jsonrpc", "id", "method", "params"}, top[:], true) ||
+		string(top[0]) != `"2.0"` || !plainID(top[1]) || string(top[2]) != `"tools/call"` {
 		return c, false
 	}
-	var name, meta []byte
-	err = jsonscan.Object(rawParams, func(key []byte, plain bool, value []byte) error {
-		bit := uint8(0)
-		switch string(key) {
-		case "name":
-			bit = 1
-			name = value
-		case "arguments":
-			bit = 2
-			if value[0] != '{' {
-				return errNotFast
-			}
-			c.args = value
-		case "_meta":
-			bit = 4
-			meta = value
-		default:
-			return errNotFast
-		}
-		if !plain || params&bit != 0 {
-			return errNotFast
-		}
-		params |= bit
-		return nil
-	})
+	c.id = top[1]
+	var params [3][]byte // name, arguments, _meta
+	if !members(top[3], []string{"name", "arguments", "_meta"}, params[:], false) {
+		return c, false
+	}
+	name, meta := params[0], params[2]
+	if c.args = params[1]; c.args != nil && c.args[0] != '{' {
+		return c, false
+	}
 	n, ok := plainString(name)
-	if err != nil || !ok || !e.tools[n] {
+	if !ok || !e.tools[n] {
 		return c, false
 	}
 	c.name = n
@@ -192,6 +147,27 @@ func (e *mcpEndpoint) fastRequest(r *http.Request) (fastCall, bool) {
 		return c, false
 	}
 	return c, true
+}
+
+// members reads a JSON object whose keys are all among keys, plain and
+// not repeated, setting values[i] to the value of keys[i]; all says every
+// key must be there.
+func members(data []byte, keys []string, values [][]byte, all bool) bool {
+	var seen uint
+	err := jsonscan.Object(data, func(key []byte, plain bool, value []byte) error {
+		for i, k := range keys {
+			if string(key) == k {
+				if !plain || seen&(1<<i) != 0 {
+					return errNotFast
+				}
+				seen |= 1 << i
+				values[i] = value
+				return nil
+			}
+		}
+		return errNotFast
+	})
+	return err == nil && (!all || seen == 1<<len(keys)-1)
 }
 
 // metaFits reports whether a 2026-07-28 request's _meta names the version
