@@ -243,9 +243,13 @@ func (e *mcpEndpoint) metaDecodes(value []byte, decode func([]byte) bool) bool {
 const metaCacheMax = 256
 
 func decodesAsCapabilities(v []byte) bool {
+	// The SDK decodes into ClientCapabilities plus a roots member; roots
+	// is an object (or null) either way.
 	var caps struct {
 		mcp.ClientCapabilities
-		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+		Roots *struct {
+			ListChanged bool `json:"listChanged,omitempty"`
+		} `json:"roots,omitempty"`
 	}
 	return json.Unmarshal(v, &caps) == nil
 }

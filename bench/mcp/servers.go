@@ -54,7 +54,7 @@ type echoOutput struct {
 }
 
 // echo is the tool's work, the same on every server.
-func echo(in echoInput) echoOutput { return echoOutput{Text: in.Text} }
+func echo(in echoInput) echoOutput { return echoOutput(in) }
 
 // newOurs returns our server (serve.New) with the echo tool as a server
 // tool, its host started as agent-sdk serve starts it, state under dir,
@@ -147,15 +147,6 @@ func (t *callTemplate) body(id int64) []byte {
 	b = append(b, t.prefix...)
 	b = strconv.AppendInt(b, id, 10)
 	return append(b, t.suffix...)
-}
-
-// request returns the call with the given id to url.
-func (t *callTemplate) request(ctx context.Context, url string, id int64) *http.Request {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(t.body(id)))
-	for k, v := range t.header {
-		req.Header[k] = v
-	}
-	return req
 }
 
 // mcpHeader is what every MCP POST carries: the two content types a
