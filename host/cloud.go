@@ -283,6 +283,9 @@ func (h *Host) cancelCloudTurn(ctx context.Context, sess api.Session) error {
 // made over MCP with the session's runner token.
 type InTurn struct {
 	SessionID, TurnID string
+	// Token is the runner's claim (its fence token): the call is refused
+	// once another claim has taken the turn. Zero skips the check.
+	Token int64
 	// CallID and ModelCallID are the call's ids as the runner announced
 	// it in actions.requested.
 	CallID, ModelCallID string
@@ -315,6 +318,13 @@ func (h *Host) CallInTurn(ctx context.Context, name string, input any, in InTurn
 	turn, err := h.log.Turn(ctx, in.SessionID, in.TurnID)
 	if err != nil || turn.Status != api.TurnStatusRunning || sess.RunningTurn != in.TurnID {
 		return nil, api.Errorf(api.CodeNoRunningTurn, "turn %s of session %s is not running", in.TurnID, in.SessionID)
+	}
+	if in.Token != 0 {
+		// The claim must still hold the turn; the call renews its lease.
+		f := store.Fence{SessionID: in.SessionID, TurnID: in.TurnID, Token: in.Token}
+		if err := h.log.RenewLease(ctx, f, store.Lease{Holder: "runner", TTL: h.opts.LeaseTTL}); err != nil {
+			return nil, api.Errorf(api.CodeNoRunningTurn, "turn %s of session %s is not running under this claim: %v", in.TurnID, in.SessionID, err)
+		}
 	}
 	if h.needsApproval(t, tin) {
 		p := parkSpec{callID: in.CallID, sessionID: sess.ID, turnID: in.TurnID, modelCallID: in.ModelCallID, by: sess.Principal}

@@ -178,6 +178,12 @@ func TestCloudTurnApproval(t *testing.T) {
 	if err := h.Runners().Report(ctx, sess.ID, turnID, api.RunnerReport{Token: c.Token, End: api.RunnerEndCompleted}); !errors.Is(err, &api.Error{Code: api.CodeLeaseLost}) {
 		t.Errorf("the first claim's token after the second claim: %v", err)
 	}
+	if _, err := h.CallInTurn(ctx, "weather", json.RawMessage(`{"city":"Oslo"}`), host.InTurn{SessionID: sess.ID, TurnID: turnID, Token: c.Token}); !errors.Is(err, api.ErrNoRunningTurn) {
+		t.Errorf("a call under the first claim after the second: %v", err)
+	}
+	if out, err := h.CallInTurn(ctx, "weather", json.RawMessage(`{"city":"Oslo"}`), host.InTurn{SessionID: sess.ID, TurnID: turnID, Token: c2.Token}); err != nil || out.IsError {
+		t.Errorf("a call under the second claim: %+v %v", out, err)
+	}
 	if err := h.Runners().Report(ctx, sess.ID, turnID, api.RunnerReport{Token: c2.Token, End: api.RunnerEndCompleted}); err != nil {
 		t.Fatal(err)
 	}

@@ -184,7 +184,7 @@ func (h *Host) Start(ctx context.Context) error {
 	if h.opts.Cloud.ToolsURL == "" {
 		h.logger.Warn("cloud turns will be offered the agent tools only: no URL for runners to reach the server tools at (serve --public-url or --cloud-tools-url)")
 	}
-	if err := h.recover(ctx); err != nil {
+	if err := h.catchUp(ctx); err != nil {
 		return err
 	}
 	if n, ok := h.log.Store.(store.Notifier); ok {
@@ -301,6 +301,53 @@ func (h *Host) share(n store.Notifier) error {
 			}
 		}
 	}()
+	return nil
+}
+
+// catchUp does at Start what fell due while no host ran: recover's
+// round, and on a store with jobs also the jobs already due (approvals
+// past their expiry, approved calls whose executor died), each in a
+// transaction of its own as its job would, rather than when River's
+// leader gets to them (10–35 s after a restart).
+func (h *Host) catchUp(ctx context.Context) error {
+	if err := h.recover(ctx); err != nil {
+		return err
+	}
+	j, ok := h.log.Store.(store.Jobs)
+	if !ok {
+		return nil
+	}
+	now := time.Now()
+	var due []string
+	for cursor := ""; ; {
+		pending, next, err := h.log.ListApprovals(ctx, store.ListApprovalsParams{Status: api.ApprovalPending, Page: store.Page{Limit: 1000, Cursor: cursor}})
+		if err != nil {
+			return fmt.Errorf("listing approvals due: %w", err)
+		}
+		for _, a := range pending {
+			if !a.ExpiresAt.After(now) {
+				due = append(due, a.CallID)
+			}
+		}
+		if cursor = next; cursor == "" {
+			break
+		}
+	}
+	for _, id := range due {
+		h.expireNow(ctx, id)
+	}
+	orphaned, err := h.log.OrphanedApprovals(ctx, now)
+	if err != nil {
+		return fmt.Errorf("listing interrupted approved calls: %w", err)
+	}
+	for _, a := range orphaned {
+		err := j.InTx(ctx, func(tx store.Tx) error {
+			return h.watchCallJob(ctx, tx, store.Job{Kind: store.JobWatchCall, Key: a.CallID})
+		})
+		if _, snoozed := store.Snoozed(err); err != nil && !snoozed {
+			return fmt.Errorf("recording an interrupted approved call: %w", err)
+		}
+	}
 	return nil
 }
 

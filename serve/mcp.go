@@ -153,7 +153,7 @@ func (e *mcpEndpoint) call(ctx context.Context, name string, args json.RawMessag
 	var out *api.Outcome
 	var err error
 	if sc, ok := e.s.bearerScope(header); ok {
-		out, err = e.s.host.CallInTurn(ctx, name, args, host.InTurn{SessionID: sc.Session, TurnID: sc.Turn,
+		out, err = e.s.host.CallInTurn(ctx, name, args, host.InTurn{SessionID: sc.Session, TurnID: sc.Turn, Token: sc.Token,
 			CallID: header.Get(CallIDRequestHeader), ModelCallID: header.Get(ModelCallIDRequestHeader)})
 	} else {
 		out, err = e.s.host.CallTool(ctx, name, args, &host.CallOptions{Wait: e.s.wait, Principal: principal})

@@ -40,7 +40,7 @@ func (s *Server) runnerClaim(w http.ResponseWriter, r *http.Request) {
 	case c == nil:
 		w.WriteHeader(http.StatusNoContent)
 	default:
-		c.RunnerToken = s.runnerToken(c.SessionID, c.TurnID)
+		c.RunnerToken = s.runnerToken(runnerScope{Session: c.SessionID, Turn: c.TurnID, Token: c.Token})
 		writeJSON(w, http.StatusOK, c)
 	}
 }
@@ -68,15 +68,17 @@ const runnerTokenPrefix = "agrt_"
 type runnerScope struct {
 	Session string `json:"s"`
 	Turn    string `json:"t"`
+	Token   int64  `json:"k"` // the claim's fence: a later claim of the turn voids it
 }
 
-// runnerToken mints a token for the MCP endpoint scoped to a turn:
-// agrt_<base64url scope>.<base64url HMAC-SHA256>, keyed with a key derived
-// from the host's token, so that any host serving the agent with that
-// token accepts it and none accepts it for anything else. It is good while
-// the turn runs: CallInTurn refuses calls in a turn that has ended.
-func (s *Server) runnerToken(sessionID, turnID string) string {
-	scope, _ := json.Marshal(runnerScope{Session: sessionID, Turn: turnID})
+// runnerToken mints a token for the MCP endpoint scoped to a claim of a
+// turn: agrt_<base64url scope>.<base64url HMAC-SHA256>, keyed with a key
+// derived from the host's token, so that any host serving the agent with
+// that token accepts it and none accepts it for anything else. It is good
+// while the claim holds: CallInTurn refuses calls once the turn has ended
+// or another claim has taken it.
+func (s *Server) runnerToken(sc runnerScope) string {
+	scope, _ := json.Marshal(sc)
 	payload := base64.RawURLEncoding.EncodeToString(scope)
 	return runnerTokenPrefix + payload + "." + base64.RawURLEncoding.EncodeToString(s.runnerMAC(payload))
 }
