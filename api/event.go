@@ -21,6 +21,8 @@ const (
 	KindActionsRequested  Kind = "actions.requested"         // ActionsRequested
 	KindApprovalRequested Kind = "action.approval_requested" // ApprovalRequested
 	KindApprovalResolved  Kind = "action.approval_resolved"  // ApprovalResolved
+	KindActionProgress    Kind = "action.progress"           // ActionProgress
+	KindActionOutput      Kind = "action.output"             // ActionOutput
 	KindActionResult      Kind = "action.result"             // ActionResult
 	KindArtifactCreated   Kind = "artifact.created"          // ArtifactCreated
 	KindTurnCompleted     Kind = "turn.completed"            // TurnCompleted
@@ -30,7 +32,7 @@ const (
 // Kinds lists every event kind, in the order a turn usually produces them.
 var Kinds = []Kind{
 	KindSessionCreated, KindSessionTagged, KindTurnStarted, KindWorkspaceMoved, KindMessageDelta, KindMessage, KindActionsRequested,
-	KindApprovalRequested, KindApprovalResolved, KindActionResult, KindArtifactCreated, KindTurnCompleted, KindTurnFailed,
+	KindApprovalRequested, KindApprovalResolved, KindActionProgress, KindActionOutput, KindActionResult, KindArtifactCreated, KindTurnCompleted, KindTurnFailed,
 }
 
 // Payload is the data of an event of one kind.
@@ -96,6 +98,10 @@ func PayloadOf(k Kind) Payload {
 		return &ApprovalRequested{}
 	case KindApprovalResolved:
 		return &ApprovalResolved{}
+	case KindActionProgress:
+		return &ActionProgress{}
+	case KindActionOutput:
+		return &ActionOutput{}
 	case KindActionResult:
 		return &ActionResult{}
 	case KindArtifactCreated:

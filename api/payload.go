@@ -101,6 +101,29 @@ type ApprovalResolved struct {
 	Tool   string         `json:"tool"`
 }
 
+// ActionProgress is a running call's progress, as its tool reports it
+// (call.Progress). Updates are coalesced: a tool reporting faster than the
+// host records gets its latest state recorded at a bounded rate. Done and
+// Total are in the tool's own units; Total is 0 when unknown.
+type ActionProgress struct {
+	CallID  string  `json:"callId"`
+	Tool    string  `json:"tool"`
+	Done    float64 `json:"done"`
+	Total   float64 `json:"total,omitempty"`
+	Message string  `json:"message,omitempty"`
+}
+
+// ActionOutput is live output of a running call: text a Go tool writes
+// with call.Output, or the lines an agent tool writes to stderr. Writes are
+// batched at a bounded rate, and what a call records is capped; Truncated
+// marks the last record of a call that went over the cap.
+type ActionOutput struct {
+	CallID    string `json:"callId"`
+	Tool      string `json:"tool"`
+	Text      string `json:"text"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
 // ActionResult is a tool call's outcome.
 type ActionResult struct {
 	CallID      string          `json:"callId"`
@@ -166,6 +189,12 @@ func (ApprovalResolved) EventKind() Kind { return KindApprovalResolved }
 
 // EventKind returns [KindActionResult].
 func (ActionResult) EventKind() Kind { return KindActionResult }
+
+// EventKind returns [KindActionProgress].
+func (ActionProgress) EventKind() Kind { return KindActionProgress }
+
+// EventKind returns [KindActionOutput].
+func (ActionOutput) EventKind() Kind { return KindActionOutput }
 
 // EventKind returns [KindArtifactCreated].
 func (ArtifactCreated) EventKind() Kind { return KindArtifactCreated }

@@ -72,7 +72,7 @@ func (t *Tool) Run(ctx context.Context, call *Call, in *Input) (Output, error) {
 	if r.panicked {
 		return g.end(ErrorOutput("the tool panicked")), nil // g names the panic
 	}
-	return g.end(normaliseSafely(call, r.value, r.err)), nil
+	return g.end(t.checkOutput(normaliseSafely(call, r.value, r.err))), nil
 }
 
 // interrupted is the result of a call whose ctx ended before it did.

@@ -64,6 +64,7 @@ type Tool struct {
 
 	decode  func(json.RawMessage) (any, error)
 	handler func(context.Context, *Call, any) (any, error)
+	output  *compiledSchema // nil: no declared output (output.go)
 }
 
 // Info describes a tool to people, models and programs.
@@ -74,6 +75,9 @@ type Info struct {
 	Execution   Execution       `json:"execution"`
 	// Approval is "never", "always" or "conditional" (decided per input).
 	Approval string `json:"approval"`
+	// OutputSchema is the JSON Schema of the tool's results, when its
+	// handler returns a concrete object type; absent otherwise.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 }
 
 // Name returns the tool's name, as models see it.
@@ -107,29 +111,34 @@ func (t *Tool) Approval() string { return t.approval.Mode() }
 // Info describes the tool.
 func (t *Tool) Info() Info {
 	return Info{
-		Name:        t.name,
-		Description: t.description,
-		InputSchema: t.schema.raw,
-		Execution:   t.execution,
-		Approval:    t.approval.Mode(),
+		Name:         t.name,
+		Description:  t.description,
+		InputSchema:  t.schema.raw,
+		Execution:    t.execution,
+		Approval:     t.approval.Mode(),
+		OutputSchema: t.OutputSchema(),
 	}
 }
 
 // Handler is the Go function behind a server tool. It receives the validated
-// input; what it returns is normalised by [Tool.Run].
-type Handler[In any] func(ctx context.Context, call *Call, in In) (any, error)
+// input; what it returns is normalised by [Tool.Run]. Out is any for a
+// handler whose results are free-form; a concrete struct (or map) type
+// declares the tool's output: its schema is inferred from Out, shown with
+// the tool, and every result is checked against it.
+type Handler[In, Out any] func(ctx context.Context, call *Call, in In) (Out, error)
 
 // Define defines a server tool and registers it for [Registered]. The tool's
 // name is the base name of the file that calls Define (inspect_pr.go defines
-// inspect_pr), and its input schema is inferred from In:
+// inspect_pr), its input schema is inferred from In, and its output schema
+// from Out when that is a struct (or a map) rather than any:
 //
 //	var _ = tool.Define(tool.Config{Description: "…"},
-//		func(ctx context.Context, call *tool.Call, in InspectPRInput) (any, error) { … })
+//		func(ctx context.Context, call *tool.Call, in InspectPRInput) (PRReport, error) { … })
 //
 // Call it once per file, at package level. A definition that is invalid, or
 // a second tool in the same file, is an error that [Registered] reports with
 // the file and line; Define itself then returns nil.
-func Define[In any](cfg Config, handler Handler[In]) *Tool {
+func Define[In, Out any](cfg Config, handler Handler[In, Out]) *Tool {
 	file, line := callerPosition()
 	t, err := newServer(nameFromFile(file), fmt.Sprintf("%s:%d", file, line), cfg, handler)
 	return registry.add(t, err, file, line)
@@ -137,7 +146,7 @@ func Define[In any](cfg Config, handler Handler[In]) *Tool {
 
 // New returns a server tool with an explicit name, for programs that
 // assemble their own [Set]. It is not registered.
-func New[In any](name string, cfg Config, handler Handler[In]) (*Tool, error) {
+func New[In, Out any](name string, cfg Config, handler Handler[In, Out]) (*Tool, error) {
 	file, line := callerAt(2)
 	return newServer(name, fmt.Sprintf("%s:%d", file, line), cfg, handler)
 }
@@ -162,7 +171,7 @@ func NewScript(name string, cfg Config, script string) (*Tool, error) {
 
 var rawMessageType = reflect.TypeFor[json.RawMessage]()
 
-func newServer[In any](name, pos string, cfg Config, handler Handler[In]) (*Tool, error) {
+func newServer[In, Out any](name, pos string, cfg Config, handler Handler[In, Out]) (*Tool, error) {
 	t, err := newTool(name, pos, cfg)
 	if err != nil {
 		return nil, err
@@ -193,6 +202,9 @@ func newServer[In any](name, pos string, cfg Config, handler Handler[In]) (*Tool
 		return nil, fmt.Errorf("tool %s: %w", name, err)
 	}
 	if err := cfg.NeedsApproval.checkType(in); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", name, err)
+	}
+	if t.output, err = outputSchema(reflect.TypeFor[Out]()); err != nil {
 		return nil, fmt.Errorf("tool %s: %w", name, err)
 	}
 	t.execution = Server

@@ -31,7 +31,7 @@ func TestDefinitionErrors(t *testing.T) {
 		{"negative timeout", func() (*tool.Tool, error) {
 			return tool.New("t", tool.Config{Description: "d", Timeout: -time.Second}, ok)
 		}, "cannot be negative"},
-		{"nil handler", func() (*tool.Tool, error) { return tool.New[prInput]("t", tool.Config{Description: "d"}, nil) }, "handler is nil"},
+		{"nil handler", func() (*tool.Tool, error) { return tool.New[prInput, any]("t", tool.Config{Description: "d"}, nil) }, "handler is nil"},
 		{"schema with typed input", func() (*tool.Tool, error) {
 			return tool.New("t", tool.Config{Description: "d", InputSchema: tool.RawSchema(`{"type":"object"}`)}, ok)
 		}, "only for json.RawMessage input"},

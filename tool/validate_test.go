@@ -33,7 +33,7 @@ type validationInput struct {
 
 func noop[In any](ctx context.Context, call *tool.Call, in In) (any, error) { return in, nil }
 
-func mustNew[In any](t testing.TB, name string, cfg tool.Config, h tool.Handler[In]) *tool.Tool {
+func mustNew[In, Out any](t testing.TB, name string, cfg tool.Config, h tool.Handler[In, Out]) *tool.Tool {
 	t.Helper()
 	if cfg.Description == "" {
 		cfg.Description = "a test tool"
