@@ -313,6 +313,18 @@ func addTools(doc *document, c *components, slug string, tools []tool.Info) erro
 		body["properties"].(schema)["input"] = input
 		body["additionalProperties"] = false
 		op.RequestBody.Content[jsonType].Schema = body
+		if t.OutputSchema != nil {
+			output, err := c.toolOutput(t.Name, t.OutputSchema)
+			if err != nil {
+				return fmt.Errorf("building the OpenAPI document: %w", err)
+			}
+			// A result that is not an error has the tool's output schema.
+			ok := op.Responses["200"].Content[jsonType]
+			ok.Schema = schema{"allOf": []any{ok.Schema, schema{
+				"if":   schema{"properties": schema{"isError": schema{"const": false}}},
+				"then": schema{"properties": schema{"result": output}},
+			}}}
+		}
 		if err := doc.add(path, method, op); err != nil {
 			return err
 		}

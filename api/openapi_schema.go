@@ -227,16 +227,26 @@ func (c *components) fail(err error) {
 // "#/components/schemas/tool.<name>.Node", "#" the input schema itself), so
 // that they resolve within the document.
 func (c *components) toolInput(name string, raw json.RawMessage) (schema, error) {
+	return c.toolSchema(name, "input", "tool."+name, raw)
+}
+
+// toolOutput adds a tool's output schema as tool.<name>.output, as
+// toolInput adds its input schema.
+func (c *components) toolOutput(name string, raw json.RawMessage) (schema, error) {
+	return c.toolSchema(name, "output", "tool."+name+".output", raw)
+}
+
+// toolSchema adds one of a tool's schemas under the component prefix.
+func (c *components) toolSchema(name, which, prefix string, raw json.RawMessage) (schema, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber() // keep numbers as written
 	var root schema
 	if err := dec.Decode(&root); err != nil {
-		return nil, fmt.Errorf("reading the input schema of tool %s: %w", name, err)
+		return nil, fmt.Errorf("reading the %s schema of tool %s: %w", which, name, err)
 	}
 	if root == nil {
-		return nil, fmt.Errorf("reading the input schema of tool %s: it is null", name)
+		return nil, fmt.Errorf("reading the %s schema of tool %s: it is null", which, name)
 	}
-	prefix := "tool." + name
 	lifted := map[string]any{prefix: root}
 	dialect, _ := root["$schema"].(string)
 	if strings.Contains(dialect, "/draft/2020-12/") {
@@ -257,7 +267,7 @@ func (c *components) toolInput(name string, raw json.RawMessage) (schema, error)
 	}
 	for id, s := range lifted {
 		if c.schemas[id] != nil {
-			return nil, fmt.Errorf("adding the input schema of tool %s: component %s is taken", name, id)
+			return nil, fmt.Errorf("adding the %s schema of tool %s: component %s is taken", which, name, id)
 		}
 		if m, ok := s.(map[string]any); ok && dialect != "" {
 			m["$schema"] = dialect

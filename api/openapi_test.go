@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -76,6 +77,8 @@ func testSet(t *testing.T) *tool.Set {
 	add(tool.New("deploy", tool.Config{Description: "Deploy.", NeedsApproval: tool.Always}, noop[deployInput]))
 	add(tool.New("lint", tool.Config{Description: "Lint.", InputSchema: tool.RawSchema(rawSchema)}, noop[json.RawMessage]))
 	add(tool.NewScript("grep", tool.Config{Description: "Grep the workspace."}, "#!/bin/sh\ngrep \"$@\"\n"))
+	add(tool.New("outline", tool.Config{Description: "A typed output (recursive)."},
+		func(ctx context.Context, call *tool.Call, in searchInput) (treeInput, error) { return treeInput{}, nil }))
 	set, err := tool.NewSet(tools...)
 	if err != nil {
 		t.Fatal(err)
@@ -535,4 +538,32 @@ func ExampleOpenAPI() {
 	// Output:
 	// callTool_search
 	// {"additionalProperties":false,"properties":{"query":{"type":"string"}},"required":["query"],"type":"object"}
+}
+
+// A tool's output schema is in its call route's answer: a result that is
+// not an error must match it; an error result is free-form.
+func TestOpenAPIToolOutput(t *testing.T) {
+	v := load(t, generate(t))
+	tests := []struct {
+		name, body string
+		valid      bool
+	}{
+		{"typed result", `{"ok":true,"toolName":"outline","callId":"tool_outline_1","isError":false,"result":{"value":"a","children":[{"value":"b"}]},"durationMs":1}`, true},
+		{"result off its schema", `{"ok":true,"toolName":"outline","callId":"tool_outline_1","isError":false,"result":{"value":5},"durationMs":1}`, false},
+		{"error result", `{"ok":true,"toolName":"outline","callId":"tool_outline_1","isError":true,"result":"it broke","durationMs":1}`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPost, "/myagent/v1/tools/outline", strings.NewReader(`{"input":{"query":"q","filter":{}}}`))
+			req.Header.Set("Content-Type", "application/json")
+			resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(tt.body)), Request: req}
+			ok, errs := v.ValidateHttpResponse(req, resp)
+			if ok != tt.valid {
+				t.Errorf("valid = %v, want %v", ok, tt.valid)
+				for _, e := range errs {
+					t.Errorf("  %s: %s", e.Message, e.Reason)
+				}
+			}
+		})
+	}
 }

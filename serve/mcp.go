@@ -39,6 +39,7 @@ type mcpEndpoint struct {
 	s       *Server
 	sdk     http.Handler
 	tools   map[string]bool // the server tools, which are all the endpoint lists
+	typed   map[string]bool // those with an output schema: their results carry structuredContent
 	origins map[string]bool // allowed Origin values besides loopback ones
 
 	serverInfo []byte // the JSON of the server's mcp.Implementation
@@ -52,7 +53,7 @@ type mcpEndpoint struct {
 
 // newMCP makes the endpoint for s's host.
 func newMCP(s *Server, origins []string) (*mcpEndpoint, error) {
-	e := &mcpEndpoint{s: s, tools: map[string]bool{}, origins: map[string]bool{}}
+	e := &mcpEndpoint{s: s, tools: map[string]bool{}, typed: map[string]bool{}, origins: map[string]bool{}}
 	for _, o := range origins {
 		norm, err := normalOrigin(o)
 		if err != nil {
@@ -71,7 +72,12 @@ func newMCP(s *Server, origins []string) (*mcpEndpoint, error) {
 		if info.Execution != tool.Server {
 			continue // agent tools run in a turn's workspace, not here
 		}
-		if err := addTool(srv, &mcp.Tool{Name: info.Name, Description: info.Description, InputSchema: info.InputSchema}, e.handle); err != nil {
+		t := &mcp.Tool{Name: info.Name, Description: info.Description, InputSchema: info.InputSchema}
+		if info.OutputSchema != nil {
+			t.OutputSchema = info.OutputSchema
+			e.typed[info.Name] = true
+		}
+		if err := addTool(srv, t, e.handle); err != nil {
 			return nil, err
 		}
 		e.tools[info.Name] = true
@@ -173,7 +179,12 @@ func (e *mcpEndpoint) call(ctx context.Context, name string, args json.RawMessag
 		// Invalid input, a quota: the model can correct or report it.
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: apiErr.Message}}, IsError: true}, nil
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: resultText(out.Result)}}, IsError: out.IsError}, nil
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: resultText(out.Result)}}, IsError: out.IsError}
+	if e.typed[name] && !out.IsError {
+		// Checked against the output schema already (tool.Run).
+		res.StructuredContent = out.Result
+	}
+	return res, nil
 }
 
 // pendingResult answers a call parked for a person's decision that was not

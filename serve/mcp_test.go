@@ -28,6 +28,13 @@ type mcpBundle struct {
 	url  string // …/agent/mcp
 }
 
+// statsOutput is a typed output: the tool lists an outputSchema and its
+// results carry structuredContent.
+type statsOutput struct {
+	Count int      `json:"count" jsonschema:"minimum=0"`
+	Names []string `json:"names"`
+}
+
 type greetInput struct {
 	Name  string `json:"name" jsonschema:"minLength=1"`
 	Times int    `json:"times,omitempty" jsonschema:"minimum=1,maximum=3"`
@@ -53,7 +60,11 @@ func setupMCP(t testing.TB, opts serve.Options) *mcpBundle {
 	gated, _ := tool.New("promote", tool.Config{Description: "Promote a build.", NeedsApproval: tool.Always},
 		func(ctx context.Context, call *tool.Call, in struct{}) (any, error) { return "promoted", nil })
 	script, _ := tool.NewScript("echo", tool.Config{Description: "Echo (an agent tool)."}, "#!/bin/sh\ncat\n")
-	set, err := tool.NewSet(greet, text, fail, boom, gated, script)
+	stats, _ := tool.New("stats", tool.Config{Description: "Typed output."},
+		func(ctx context.Context, call *tool.Call, in struct{}) (statsOutput, error) {
+			return statsOutput{Count: 3, Names: []string{"a", "b"}}, nil
+		})
+	set, err := tool.NewSet(greet, text, fail, boom, gated, script, stats)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,14 +172,23 @@ func TestMCPListAndCall(t *testing.T) {
 				if lt.Description != info.Description || !jsonEqual(got, info.InputSchema) {
 					t.Errorf("%s listed as %q %s; GET /v1/tools has %q %s", lt.Name, lt.Description, got, info.Description, info.InputSchema)
 				}
+				gotOut, _ := json.Marshal(lt.OutputSchema)
+				if (info.OutputSchema == nil) != (lt.OutputSchema == nil) || (info.OutputSchema != nil && !jsonEqual(gotOut, info.OutputSchema)) {
+					t.Errorf("%s listed with output schema %s; GET /v1/tools has %s", lt.Name, gotOut, info.OutputSchema)
+				}
 			}
 
 			res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "Ada", "times": 2}})
 			if err != nil || res.IsError || text(t, res) != `{"greeting":"hello Ada! hello Ada! "}` {
 				t.Errorf("greet: %+v %v", res, err)
 			}
-			if res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "motto"}); err != nil || res.IsError || text(t, res) != "ship it" {
+			if res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "motto"}); err != nil || res.IsError || text(t, res) != "ship it" || res.StructuredContent != nil {
 				t.Errorf("motto: %+v %v", res, err)
+			}
+			res, err = s.CallTool(ctx, &mcp.CallToolParams{Name: "stats"})
+			sc, _ := json.Marshal(res.StructuredContent)
+			if err != nil || res.IsError || string(sc) != `{"count":3,"names":["a","b"]}` || text(t, res) != string(sc) {
+				t.Errorf("a typed tool's result: %+v %s %v; want structuredContent beside the same text", res, sc, err)
 			}
 			for name, wantText := range map[string]string{"fail": "no such PR", "boom": "kaboom"} {
 				res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name})

@@ -106,6 +106,7 @@ func TestMCPFastPathAgrees(t *testing.T) {
 			{call(`"req-7"`, "greet", `{"name":"Ada"}`), nil, true},
 			{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"motto"}}`, nil, true},
 			{call("4", "fail", `{}`), nil, true},
+			{call("41", "stats", `{}`), nil, true},
 			{call("5", "boom", `{}`), nil, true},
 			{call("6", "greet", `{"name":""}`), nil, true},
 			{call("7", "greet", `{"name":"Ada","name":"Bob"}`), nil, true},
@@ -141,6 +142,7 @@ func TestMCPFastPathAgrees(t *testing.T) {
 	cases["2026-07-28"] = []tc{
 		{call26("1", "greet", `{"name":"Ada"}`, meta("2026-07-28")), h26("greet"), true},
 		{call26(`"x"`, "fail", `{}`, meta("2026-07-28")), h26("fail"), true},
+		{call26(`"y"`, "stats", `{}`, meta("2026-07-28")), h26("stats"), true},
 		{call26("2", "greet", `{"name":""}`, meta("2026-07-28")), h26("greet"), true},
 		{call26("3", "greet", `{"name":"Ada"}`, meta("2025-11-25")), h26("greet"), false},
 		{call("4", "greet", `{"name":"Ada"}`), h26("greet"), false},
