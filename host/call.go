@@ -25,6 +25,12 @@ type CallOptions struct {
 	Wait time.Duration
 	// Principal is who asks, recorded on a parked call.
 	Principal string
+	// Progress, if set, receives the call's progress and live output as it
+	// runs (api.ActionProgress and api.ActionOutput, coalesced as on the
+	// session's stream), from another goroutine, before CallTool returns;
+	// it must not block for long. Not for a gated call's run after it was
+	// parked.
+	Progress func(api.Payload)
 }
 
 // CallTool calls a server tool directly, with no model turn: the input is
@@ -55,10 +61,10 @@ func (h *Host) CallTool(ctx context.Context, name string, input any, opts *CallO
 		return h.callGated(ctx, t, in, o)
 	}
 	if o.SessionID != "" {
-		return h.callInSession(ctx, t, in, o.SessionID, start)
+		return h.callInSession(ctx, t, in, o, start)
 	}
 	id := tool.NewCallID(name)
-	out := h.run(ctx, callSpec{id: id, tool: t, in: in})
+	out := h.run(ctx, callSpec{id: id, tool: t, in: in, observe: o.Progress})
 	return &api.Outcome{ToolName: name, CallID: id, IsError: out.IsError, Result: out.Result, DurationMs: time.Since(start).Milliseconds()}, nil
 }
 
@@ -116,6 +122,7 @@ type callSpec struct {
 	in      *tool.Input
 	session *api.Session // nil outside a session
 	turnID  string
+	observe func(api.Payload) // a caller following the call's progress; nil for none
 }
 
 // run runs a validated call — a server tool in process, an agent tool
@@ -131,6 +138,8 @@ func (h *Host) run(ctx context.Context, c callSpec) (out tool.Output) {
 	defer ws.close(h.logger)
 	ctx, end := h.telemetry.startTool(ctx, c.tool.Name(), c.id, sessionID)
 	defer func() { end(out) }()
+	rep := h.newReporter(ctx, c)
+	defer rep.close() // what the call reported is recorded before its result
 	// Calls run on goroutines of the host's (a turn's, an approval's): a
 	// panic on the way to the tool or back fails the call, not the host.
 	defer func() {
@@ -144,9 +153,13 @@ func (h *Host) run(ctx context.Context, c callSpec) (out tool.Output) {
 		if err != nil {
 			return tool.ErrorOutput(err.Error())
 		}
-		return agenttool.Run(ctx, c.tool, c.in, agenttool.RunOptions{Workspace: dir, CallID: c.id, SessionID: sessionID})
+		opts := agenttool.RunOptions{Workspace: dir, CallID: c.id, SessionID: sessionID}
+		if rep != nil {
+			opts.Stderr = rep.Output
+		}
+		return agenttool.Run(ctx, c.tool, c.in, opts)
 	}
-	out, err := c.tool.Run(ctx, h.newCall(c, ws), c.in)
+	out, err := c.tool.Run(ctx, h.newCall(c, ws, rep), c.in)
 	if err != nil {
 		return tool.ErrorOutput(err.Error())
 	}
@@ -154,8 +167,8 @@ func (h *Host) run(ctx context.Context, c callSpec) (out tool.Output) {
 }
 
 // newCall builds what a handler receives: the one place a tool.Call is
-// made.
-func (h *Host) newCall(c callSpec, ws *workspace) *tool.Call {
+// made. Its progress goes to rep (nil: nowhere).
+func (h *Host) newCall(c callSpec, ws *workspace, rep *reporter) *tool.Call {
 	info := tool.CallInfo{
 		ID:        c.id,
 		Tool:      c.tool.Name(),
@@ -164,6 +177,9 @@ func (h *Host) newCall(c callSpec, ws *workspace) *tool.Call {
 		Host:      h.servicesFor(c),
 		Sessions:  sessionService{h},
 		Workspace: ws.open,
+	}
+	if rep != nil {
+		info.Reporter = rep
 	}
 	if s := c.session; s != nil {
 		info.Session = tool.Session{ID: s.ID, Channel: s.Channel, Mode: string(s.Mode), Principal: s.Principal}

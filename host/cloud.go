@@ -286,6 +286,8 @@ type InTurn struct {
 	// Token is the runner's claim (its fence token): the call is refused
 	// once another claim has taken the turn. Zero skips the check.
 	Token int64
+	// Progress is CallOptions.Progress.
+	Progress func(api.Payload)
 	// CallID and ModelCallID are the call's ids as the runner announced
 	// it in actions.requested.
 	CallID, ModelCallID string
@@ -333,6 +335,6 @@ func (h *Host) CallInTurn(ctx context.Context, name string, input any, in InTurn
 		}
 		return nil, &ApprovalPendingError{CallID: in.CallID}
 	}
-	out := h.run(ctx, callSpec{id: in.CallID, tool: t, in: tin, session: &sess, turnID: in.TurnID})
+	out := h.run(ctx, callSpec{id: in.CallID, tool: t, in: tin, session: &sess, turnID: in.TurnID, observe: in.Progress})
 	return &api.Outcome{ToolName: name, CallID: in.CallID, IsError: out.IsError, Result: out.Result, DurationMs: time.Since(start).Milliseconds()}, nil
 }

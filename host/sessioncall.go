@@ -11,7 +11,8 @@ import (
 )
 
 // callInSession runs a direct call inside a session, as a turn of its own.
-func (h *Host) callInSession(ctx context.Context, t *tool.Tool, in *tool.Input, sessionID string, start time.Time) (*api.Outcome, error) {
+func (h *Host) callInSession(ctx context.Context, t *tool.Tool, in *tool.Input, o CallOptions, start time.Time) (*api.Outcome, error) {
+	sessionID := o.SessionID
 	sess, err := h.Sessions().Get(ctx, sessionID)
 	if err != nil {
 		return nil, err
@@ -30,7 +31,7 @@ func (h *Host) callInSession(ctx context.Context, t *tool.Tool, in *tool.Input, 
 	defer cancel()
 
 	id := tool.NewCallID(t.Name())
-	out := h.run(tctx, callSpec{id: id, tool: t, in: in, session: &sess, turnID: turnID})
+	out := h.run(tctx, callSpec{id: id, tool: t, in: in, session: &sess, turnID: turnID, observe: o.Progress})
 	outcome := &api.Outcome{ToolName: t.Name(), CallID: id, IsError: out.IsError, Result: out.Result, DurationMs: time.Since(start).Milliseconds()}
 	if err := h.emit(ctx, sessionID, turnID, api.ActionResult{
 		CallID: id, Tool: t.Name(), IsError: out.IsError, Result: out.Result, DurationMs: outcome.DurationMs, Direct: true,

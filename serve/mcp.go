@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,6 +39,7 @@ const mcpPath = "/mcp"
 type mcpEndpoint struct {
 	s       *Server
 	sdk     http.Handler
+	sdkSSE  http.Handler    // the SDK's handler answering as a stream: for requests with a progress token
 	tools   map[string]bool // the server tools, which are all the endpoint lists
 	typed   map[string]bool // those with an output schema: their results carry structuredContent
 	origins map[string]bool // allowed Origin values besides loopback ones
@@ -84,6 +86,10 @@ func newMCP(s *Server, origins []string) (*mcpEndpoint, error) {
 	}
 	e.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	// A call with a progress token is answered as an event stream, so that
+	// its notifications/progress can go ahead of the result.
+	e.sdkSSE = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true})
 	return e, nil
 }
 
@@ -127,6 +133,10 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.fastHits.Add(1)
 		return
 	}
+	if b, ok := r.Body.(*prereadBody); ok && bytes.Contains(b.data, []byte(`"progressToken"`)) {
+		e.sdkSSE.ServeHTTP(w, r)
+		return
+	}
 	e.sdk.ServeHTTP(w, r)
 }
 
@@ -136,7 +146,17 @@ func (e *mcpEndpoint) handle(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	if req.Extra != nil {
 		header = req.Extra.Header
 	}
-	res, rpcErr := e.call(ctx, req.Params.Name, req.Params.Arguments, header)
+	var progress func(api.Payload)
+	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+		progress = func(p api.Payload) {
+			// notifications/progress carries progress; live output has no
+			// place in it.
+			if pr, ok := p.(api.ActionProgress); ok {
+				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: pr.Done, Total: pr.Total, Message: pr.Message})
+			}
+		}
+	}
+	res, rpcErr := e.call(ctx, req.Params.Name, req.Params.Arguments, header, progress)
 	if rpcErr != nil {
 		return nil, rpcErr
 	}
@@ -149,7 +169,7 @@ func (e *mcpEndpoint) handle(ctx context.Context, req *mcp.CallToolRequest) (*mc
 // input, a refusal) is a result with isError, which the model can read and
 // act on; a call that could not be made at all is a JSON-RPC error with a
 // proper code.
-func (e *mcpEndpoint) call(ctx context.Context, name string, args json.RawMessage, header http.Header) (*mcp.CallToolResult, *jsonrpc.Error) {
+func (e *mcpEndpoint) call(ctx context.Context, name string, args json.RawMessage, header http.Header, progress func(api.Payload)) (*mcp.CallToolResult, *jsonrpc.Error) {
 	if !e.tools[name] {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 	}
@@ -160,9 +180,9 @@ func (e *mcpEndpoint) call(ctx context.Context, name string, args json.RawMessag
 	var err error
 	if sc, ok := e.s.bearerScope(header); ok {
 		out, err = e.s.host.CallInTurn(ctx, name, args, host.InTurn{SessionID: sc.Session, TurnID: sc.Turn, Token: sc.Token,
-			CallID: header.Get(CallIDRequestHeader), ModelCallID: header.Get(ModelCallIDRequestHeader)})
+			CallID: header.Get(CallIDRequestHeader), ModelCallID: header.Get(ModelCallIDRequestHeader), Progress: progress})
 	} else {
-		out, err = e.s.host.CallTool(ctx, name, args, &host.CallOptions{Wait: e.s.wait, Principal: principal})
+		out, err = e.s.host.CallTool(ctx, name, args, &host.CallOptions{Wait: e.s.wait, Principal: principal, Progress: progress})
 	}
 	var pending *host.ApprovalPendingError
 	switch {
@@ -191,9 +211,7 @@ func (e *mcpEndpoint) call(ctx context.Context, name string, args json.RawMessag
 // decided within the approval wait: not a result yet, so isError, with
 // what happened and where its outcome will be.
 func (e *mcpEndpoint) pendingResult(callID string) *mcp.CallToolResult {
-	p := api.CallPending{OK: true, Status: api.CallAwaitingApproval, CallID: callID,
-		Approve: "POST /" + e.s.slug + "/v1/approvals/" + callID + ` {"approved": true|false, "reason": "…"}`,
-		Outcome: "GET /" + e.s.slug + "/v1/calls/" + callID}
+	p := e.s.pendingBody(callID)
 	text := fmt.Sprintf("not run yet: call %s awaits a person's approval (agent-sdk approve %s, or %s); its outcome will be at %s",
 		callID, callID, p.Approve, p.Outcome)
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: p, IsError: true}

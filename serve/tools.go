@@ -1,8 +1,12 @@
 package serve
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
+	"sync"
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
@@ -36,18 +40,121 @@ func (s *Server) callToolOnce(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	out, err := s.host.CallTool(r.Context(), r.PathValue("name"), req.Input, &host.CallOptions{SessionID: req.SessionID, Wait: s.wait, Principal: principal})
+	opts := &host.CallOptions{SessionID: req.SessionID, Wait: s.wait, Principal: principal}
+	var st *callStream
+	if wantsStream(r) {
+		st = &callStream{w: w}
+		opts.Progress = st.event
+	}
+	out, err := s.host.CallTool(r.Context(), r.PathValue("name"), req.Input, opts)
+	if st != nil {
+		st.finish(s, out, err)
+		return
+	}
+	s.answerCall(w, out, err)
+}
+
+// answerCall writes a direct call's answer: its outcome, 202 for a call
+// parked for approval, or the error.
+func (s *Server) answerCall(w http.ResponseWriter, out *api.Outcome, err error) {
 	var pending *host.ApprovalPendingError
 	switch {
 	case errors.As(err, &pending):
 		w.Header()[CallIDHeader] = []string{pending.CallID}
-		writeJSON(w, http.StatusAccepted, api.CallPending{OK: true, Status: api.CallAwaitingApproval, CallID: pending.CallID,
-			Approve: "POST /" + s.slug + "/v1/approvals/" + pending.CallID + ` {"approved": true|false, "reason": "…"}`,
-			Outcome: "GET /" + s.slug + "/v1/calls/" + pending.CallID})
+		writeJSON(w, http.StatusAccepted, s.pendingBody(pending.CallID))
 	case err != nil:
 		writeError(w, err)
 	default:
 		w.Header()[CallIDHeader] = []string{out.CallID}
 		writeOutcome(w, out)
+	}
+}
+
+// pendingBody is the answer of a call parked for approval.
+func (s *Server) pendingBody(callID string) api.CallPending {
+	return api.CallPending{OK: true, Status: api.CallAwaitingApproval, CallID: callID,
+		Approve: "POST /" + s.slug + "/v1/approvals/" + callID + ` {"approved": true|false, "reason": "…"}`,
+		Outcome: "GET /" + s.slug + "/v1/calls/" + callID}
+}
+
+// wantsStream reports whether a direct call asks to follow its progress:
+// Accept: text/event-stream.
+func wantsStream(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			if baseType(part) == "text/event-stream" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// callStream answers a direct call that follows its progress as Server-
+// Sent Events: action.progress and action.output events while it runs,
+// then the answer it would have had as JSON as the last event, outcome.
+// A call refused before it ran (unknown tool, invalid input, …) gets its
+// error as plain JSON with its status, as without the header.
+type callStream struct {
+	w       http.ResponseWriter
+	mu      sync.Mutex
+	started bool
+	done    bool
+}
+
+// start writes the stream's headers; mu is held.
+func (c *callStream) start() {
+	if c.started {
+		return
+	}
+	c.started = true
+	h := c.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	c.w.WriteHeader(http.StatusOK)
+}
+
+// send writes one event and flushes it; mu is held.
+func (c *callStream) send(kind string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(api.ErrorResponse{Error: api.Errorf(api.CodeInternal, "encoding an event: %v", err)})
+	}
+	fmt.Fprintf(c.w, "event: %s\ndata: %s\n\n", kind, b)
+	http.NewResponseController(c.w).Flush()
+}
+
+// event is CallOptions.Progress.
+func (c *callStream) event(p api.Payload) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return
+	}
+	c.start()
+	c.send(string(p.EventKind()), p)
+}
+
+// finish writes the call's answer as the last event.
+func (c *callStream) finish(s *Server, out *api.Outcome, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.done = true
+	var pending *host.ApprovalPendingError
+	switch {
+	case errors.As(err, &pending):
+		c.w.Header()[CallIDHeader] = []string{pending.CallID}
+		c.start()
+		c.send("outcome", s.pendingBody(pending.CallID))
+	case err != nil && !c.started:
+		writeError(c.w, err)
+	case err != nil:
+		c.send("outcome", api.ErrorResponse{Error: api.AsError(err)})
+	default:
+		if !c.started {
+			c.w.Header()[CallIDHeader] = []string{out.CallID}
+		}
+		c.start()
+		c.send("outcome", api.CallResponse{OK: true, Outcome: *out})
 	}
 }

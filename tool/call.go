@@ -33,7 +33,8 @@ type Call struct {
 	logger     *slog.Logger // tagged with the tool and call id on first use
 	loggerOnce sync.Once
 	workspace  func() (string, error)
-	goroutines goGroup // started with Go
+	goroutines goGroup  // started with Go
+	reporter   Reporter // nil: progress and output go nowhere
 }
 
 // Session is read-only information about the session a call belongs to.
@@ -65,6 +66,8 @@ type CallInfo struct {
 	// Workspace returns the call's workspace directory, creating it if
 	// need be; nil means the call has none.
 	Workspace func() (string, error)
+	// Reporter receives Call.Progress and Call.Output; nil drops them.
+	Reporter Reporter
 }
 
 // NewCall returns the Call a handler receives. Hosts call it; tools do not.
@@ -82,6 +85,7 @@ func NewCall(info CallInfo) *Call {
 		sessions:  info.Sessions,
 		logger:    info.Logger,
 		workspace: info.Workspace,
+		reporter:  info.Reporter,
 	}
 }
 

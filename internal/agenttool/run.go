@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -30,6 +32,10 @@ type RunOptions struct {
 	// OutputLimit bounds stdout and stderr each; zero means
 	// OutputLimitDefault.
 	OutputLimit int
+	// Stderr, if set, receives what the script writes to stderr while it
+	// runs, a line at a time (with its newline; a long line in pieces):
+	// its live output.
+	Stderr func(text string)
 
 	noCgroup bool // tests: contain the run without a cgroup, as where there are none
 }
@@ -63,6 +69,8 @@ func Run(ctx context.Context, t *tool.Tool, in *tool.Input, opts RunOptions) too
 
 	stdout := &limitedBuffer{limit: limit}
 	stderr := &limitedBuffer{limit: limit}
+	lines := &lineWriter{emit: opts.Stderr}
+	defer lines.flush()
 	c := newContainment(!opts.noCgroup)
 	// Nothing of the run outlives it, whatever happens below.
 	defer c.kill()
@@ -72,6 +80,10 @@ func Run(ctx context.Context, t *tool.Tool, in *tool.Input, opts RunOptions) too
 		cmd.Env = environment(opts, t.Name())
 		cmd.Stdin = bytes.NewReader(in.JSON())
 		cmd.Stdout, cmd.Stderr = stdout, stderr
+		if opts.Stderr != nil {
+			lines.reset()
+			cmd.Stderr = io.MultiWriter(stderr, lines)
+		}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		// A child the script leaves running may hold stdout open; stop
 		// waiting for it shortly after the script itself exits.
@@ -191,3 +203,51 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 
 func (b *limitedBuffer) Bytes() []byte  { return b.buf.Bytes() }
 func (b *limitedBuffer) String() string { return b.buf.String() }
+
+// lineWriter passes what it is written to emit a line at a time; a line
+// longer than maxLine goes in pieces, and flush sends what is left.
+type lineWriter struct {
+	emit func(string)
+	mu   sync.Mutex
+	buf  []byte
+}
+
+// maxLine bounds one piece of live output.
+const maxLine = 4 << 10
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		switch {
+		case i >= 0 && i < maxLine:
+			w.emit(string(w.buf[:i+1]))
+			w.buf = w.buf[i+1:]
+		case len(w.buf) >= maxLine:
+			w.emit(string(w.buf[:maxLine]))
+			w.buf = w.buf[maxLine:]
+		default:
+			w.buf = append(w.buf[:0:0], w.buf...) // keep the rest, not the whole history
+			return len(p), nil
+		}
+	}
+}
+
+// flush sends a last line without its newline.
+func (w *lineWriter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.buf) > 0 && w.emit != nil {
+		w.emit(string(w.buf))
+	}
+	w.buf = nil
+}
+
+// reset forgets what a failed start left.
+func (w *lineWriter) reset() {
+	w.mu.Lock()
+	w.buf = nil
+	w.mu.Unlock()
+}
