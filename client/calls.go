@@ -1,11 +1,14 @@
 package client
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
@@ -28,6 +31,10 @@ func (c *Client) Tools(ctx context.Context) ([]tool.Info, error) {
 type CallOptions struct {
 	// SessionID runs the call in this session, as a turn of its own.
 	SessionID string
+	// Progress, if set, follows the call as it runs: the host streams its
+	// progress and live output (api.ActionProgress, api.ActionOutput),
+	// and Progress gets each before CallTool returns.
+	Progress func(api.Payload)
 }
 
 // CallTool calls a server tool directly, with no model turn. input is a
@@ -45,9 +52,17 @@ func (c *Client) CallTool(ctx context.Context, name string, input any, opts *Cal
 	if err != nil {
 		return nil, fmt.Errorf("calling %s: %w", name, err)
 	}
-	resp, err := c.send(ctx, c.hc, "callTool", []string{name}, nil, api.CallRequest{Input: raw, SessionID: o.SessionID}, nil)
+	var header http.Header
+	hc := c.hc
+	if o.Progress != nil {
+		header, hc = http.Header{"Accept": {"text/event-stream"}}, c.stream
+	}
+	resp, err := c.send(ctx, hc, "callTool", []string{name}, nil, api.CallRequest{Input: raw, SessionID: o.SessionID}, header)
 	if err != nil {
 		return nil, err
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return readCallStream(resp, o.Progress)
 	}
 	if resp.StatusCode == http.StatusAccepted {
 		var p PendingError
@@ -59,6 +74,63 @@ func (c *Client) CallTool(ctx context.Context, name string, input any, opts *Cal
 	var ans api.CallResponse
 	if err := decodeAnswer(resp, &ans); err != nil {
 		return nil, err
+	}
+	return &ans.Outcome, nil
+}
+
+// readCallStream reads a streamed call: its progress events, then its
+// outcome (an outcome, a parked call, or an error).
+func readCallStream(resp *http.Response, progress func(api.Payload)) (*api.Outcome, error) {
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, maxAnswerBytes)
+	var kind, data string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			kind = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			data = strings.TrimPrefix(line, "data: ")
+		case line == "" && kind != "":
+			if kind == "outcome" {
+				return callStreamOutcome(resp, []byte(data))
+			}
+			if p := api.PayloadOf(api.Kind(kind)); p != nil && json.Unmarshal([]byte(data), p) == nil {
+				progress(reflect.ValueOf(p).Elem().Interface().(api.Payload))
+			}
+			kind, data = "", ""
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading the call's stream: %w", err)
+	}
+	return nil, errors.New("reading the call's stream: it ended without the outcome")
+}
+
+// callStreamOutcome decodes a streamed call's last event.
+func callStreamOutcome(resp *http.Response, data []byte) (*api.Outcome, error) {
+	var probe struct {
+		OK     bool          `json:"ok"`
+		Status api.CallState `json:"status"`
+		Error  *api.Error    `json:"error"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, fmt.Errorf("decoding the call's outcome: %w", err)
+	}
+	switch {
+	case probe.Error != nil:
+		return nil, &StatusError{Status: probe.Error.Status(), Err: probe.Error, Body: data}
+	case probe.Status == api.CallAwaitingApproval:
+		var p PendingError
+		if err := json.Unmarshal(data, &p.CallPending); err != nil {
+			return nil, fmt.Errorf("decoding the call's outcome: %w", err)
+		}
+		return nil, &p
+	}
+	var ans api.CallResponse
+	if err := json.Unmarshal(data, &ans); err != nil {
+		return nil, fmt.Errorf("decoding the call's outcome: %w", err)
 	}
 	return &ans.Outcome, nil
 }
