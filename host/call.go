@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/internal/agenttool"
+	"github.com/agentsdk/agentsdk/internal/progress"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -139,7 +140,7 @@ func (h *Host) run(ctx context.Context, c callSpec) (out tool.Output) {
 	ctx, end := h.telemetry.startTool(ctx, c.tool.Name(), c.id, sessionID)
 	defer func() { end(out) }()
 	rep := h.newReporter(ctx, c)
-	defer rep.close() // what the call reported is recorded before its result
+	defer rep.Close() // what the call reported is recorded before its result
 	// Calls run on goroutines of the host's (a turn's, an approval's): a
 	// panic on the way to the tool or back fails the call, not the host.
 	defer func() {
@@ -168,7 +169,7 @@ func (h *Host) run(ctx context.Context, c callSpec) (out tool.Output) {
 
 // newCall builds what a handler receives: the one place a tool.Call is
 // made. Its progress goes to rep (nil: nowhere).
-func (h *Host) newCall(c callSpec, ws *workspace, rep *reporter) *tool.Call {
+func (h *Host) newCall(c callSpec, ws *workspace, rep *progress.Reporter) *tool.Call {
 	info := tool.CallInfo{
 		ID:        c.id,
 		Tool:      c.tool.Name(),

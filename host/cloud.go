@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/internal/progress"
 	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/tool"
 )
@@ -182,6 +183,14 @@ var runnerKinds = map[api.Kind]func(api.Event) error{
 		return err
 	},
 	api.KindActionsRequested: func(e api.Event) error { _, err := api.Decode[api.ActionsRequested](e); return err },
+	api.KindActionProgress:   func(e api.Event) error { _, err := api.Decode[api.ActionProgress](e); return err },
+	api.KindActionOutput: func(e api.Event) error {
+		o, err := api.Decode[api.ActionOutput](e)
+		if err == nil && len(o.Text) > progress.OutputLimit {
+			err = fmt.Errorf("output of %d bytes; a record holds at most %d", len(o.Text), progress.OutputLimit)
+		}
+		return err
+	},
 	api.KindActionResult: func(e api.Event) error {
 		r, err := api.Decode[api.ActionResult](e)
 		if err == nil && (r.Direct || r.CallID == "") {
@@ -191,7 +200,9 @@ var runnerKinds = map[api.Kind]func(api.Event) error{
 	},
 }
 
-// Report takes a runner's report on a turn it claimed: its new events,
+// Report takes a runner's report on a turn it claimed: its new events
+// (the model's messages and calls, agent tools' results, progress and
+// output),
 // appended under the claim's fence (which renews the lease), and, with
 // rep.End, the end of its claim: the turn completed or failed, or parked
 // until its calls waiting for approval are decided. The error is an

@@ -171,6 +171,15 @@ func TestCloudTurnsOnARunner(t *testing.T) {
 	if dir, _ := pwd["dir"].(string); !strings.HasPrefix(dir, runner.work) || !strings.Contains(dir, sid) {
 		t.Errorf("the agent tool ran in %q; want the runner's workspace under %s", dir, runner.work)
 	}
+	var output []mhEvent
+	for _, e := range evs {
+		if e.Kind == "action.output" && e.field("tool") == "pwd" {
+			output = append(output, e)
+		}
+	}
+	if len(output) != 1 || output[0].field("text") != "looking around\n" {
+		t.Errorf("the agent tool's stderr on the host's stream: %v", output)
+	}
 	if reqs := fake.Requests(); len(reqs) < 2 || !strings.Contains(string(reqs[0]), `"weather"`) || !strings.Contains(string(reqs[0]), `"pwd"`) ||
 		!strings.Contains(string(reqs[1]), "Oslo") {
 		t.Errorf("the model's requests from the runner: %d, first %.400s", len(reqs), reqs[0])

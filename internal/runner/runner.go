@@ -25,6 +25,7 @@ import (
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/client"
 	"github.com/agentsdk/agentsdk/internal/agenttool"
+	"github.com/agentsdk/agentsdk/internal/progress"
 	"github.com/agentsdk/agentsdk/internal/turnloop"
 	"github.com/agentsdk/agentsdk/model"
 	"github.com/agentsdk/agentsdk/tool"
@@ -299,7 +300,16 @@ func (t *turn) Execute(ctx context.Context, callID string, c model.ToolCall) (to
 		if err != nil {
 			return tool.ErrorOutput(err.Error()), false
 		}
-		return agenttool.Run(ctx, at, in, agenttool.RunOptions{Workspace: t.ws, CallID: callID, SessionID: t.claim.SessionID}), false
+		// Its stderr lines are live output, reported to the host as they
+		// come (coalesced), ahead of its result.
+		rep := progress.New(callID, at.Name(), func(p ...api.Payload) {
+			if err := t.Emit(ctx, p...); err != nil {
+				t.log.Warn("reporting a call's output", "call", callID, "err", err)
+			}
+		})
+		out := agenttool.Run(ctx, at, in, agenttool.RunOptions{Workspace: t.ws, CallID: callID, SessionID: t.claim.SessionID, Stderr: rep.Output})
+		rep.Close()
+		return out, false
 	}
 	if !t.server[c.Name] || t.mcp == nil {
 		return tool.ErrorOutput((&tool.UnknownToolError{Name: c.Name, Available: t.names()}).Error()), false

@@ -8,12 +8,13 @@ type PwdInput struct {
 }
 
 // pwd is an agent tool: it prints the directory it runs in (a workspace),
-// after sleeping for sleep seconds.
+// after saying so on stderr (live output) and sleeping for sleep seconds.
 var _ = tool.DefineScript(tool.Config{
 	Description: "Print the workspace directory.",
 	InputSchema: tool.SchemaOf[PwdInput](),
 }, `#!/bin/sh
 input=$(cat)
+echo "looking around" >&2
 case "$input" in *'"sleep":'[1-9]*) sleep 30 ;; esac
 printf '{"dir":"%s"}\n' "$(pwd)"
 `)
