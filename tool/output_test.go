@@ -107,3 +107,29 @@ func TestOutputChecked(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRunOutput measures Tool.Run for the same handler and value
+// returned as any and as its type (its result checked against the output
+// schema).
+//
+//	go test ./tool -run '^$' -bench RunOutput -count 5
+func BenchmarkRunOutput(b *testing.B) {
+	value := prReport{URL: "https://github.com/acme/checkout/pull/42", Ready: true, Checks: []string{"unit", "lint"}, Reviewed: time.Unix(1_700_000_000, 0).UTC()}
+	free := mustNew(b, "free", tool.Config{}, func(ctx context.Context, call *tool.Call, in prInput) (any, error) { return value, nil })
+	typed := mustNew(b, "typed", tool.Config{}, func(ctx context.Context, call *tool.Call, in prInput) (prReport, error) { return value, nil })
+	for _, tl := range []*tool.Tool{free, typed} {
+		b.Run(tl.Name(), func(b *testing.B) {
+			in, err := tl.Validate(json.RawMessage(`{"prUrl":"https://example.com/pr/1"}`))
+			if err != nil {
+				b.Fatal(err)
+			}
+			call := tool.NewCall(tool.CallInfo{ID: "c1", Tool: tl.Name()})
+			b.ReportAllocs()
+			for b.Loop() {
+				if out, err := tl.Run(context.Background(), call, in); err != nil || out.IsError {
+					b.Fatal(err, string(out.Result))
+				}
+			}
+		})
+	}
+}
