@@ -55,4 +55,5 @@ func Example_tools() {
 	// echo (agent, approval never): {"properties":{"message":{"type":"string","description":"the message to echo"}},"additionalProperties":false,"type":"object","required":["message"]}
 	// inspect_pr (server, approval never): {"properties":{"prUrl":{"type":"string","format":"uri","description":"the pull request URL"}},"additionalProperties":false,"type":"object","required":["prUrl"]}
 	// promote_build (server, approval conditional): {"properties":{"service":{"type":"string","description":"the service to promote"},"buildId":{"type":"string","description":"the verified build"},"environment":{"type":"string","enum":["staging","production"],"description":"where to promote it"}},"additionalProperties":false,"type":"object","required":["service","buildId","environment"]}
+	// run_checks (server, approval never): {"properties":{"prUrl":{"type":"string","format":"uri","description":"the pull request URL"}},"additionalProperties":false,"type":"object","required":["prUrl"]}
 }

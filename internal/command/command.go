@@ -100,5 +100,9 @@ func PrintTools(w io.Writer, infos []tool.Info) {
 		if json.Indent(&schema, t.InputSchema, "      ", "  ") == nil {
 			fmt.Fprintf(w, "    input schema:\n      %s\n", schema.String())
 		}
+		schema.Reset()
+		if t.OutputSchema != nil && json.Indent(&schema, t.OutputSchema, "      ", "  ") == nil {
+			fmt.Fprintf(w, "    output schema:\n      %s\n", schema.String())
+		}
 	}
 }

@@ -5,6 +5,8 @@
 //   - echo: an agent tool, a bash script run where the agent runs.
 //   - promote_build: a server tool that needs a person's approval when it
 //     promotes to production.
+//   - run_checks: a server tool with a typed output that reports progress
+//     and live output as it runs.
 package tools
 
 import (
