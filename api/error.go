@@ -48,6 +48,7 @@ const (
 	CodeOverCapacity   Code = "over_capacity"
 	CodeForbidden      Code = "forbidden"
 
+	CodeToolBusy      Code = "tool_busy"
 	CodeInvalidMode   Code = "invalid_mode"
 	CodeLeaseLost     Code = "lease_lost"
 	CodeInvalidReport Code = "invalid_report"
@@ -92,6 +93,7 @@ var codes = map[Code]codeInfo{
 	CodeOverCapacity:   {http.StatusServiceUnavailable, "the host is at its limit of connections or event streams; retry after Retry-After"},
 	CodeForbidden:      {http.StatusForbidden, "the MCP endpoint refuses the request's Origin, or a non-loopback Host on a loopback connection"},
 
+	CodeToolBusy:      {http.StatusTooManyRequests, "the tool is running as many calls as it allows (MaxConcurrent, Exclusive) and none ended within its BusyWait; retry later"},
 	CodeInvalidMode:   {http.StatusBadRequest, "a session mode that is not local or cloud"},
 	CodeLeaseLost:     {http.StatusConflict, "the runner no longer holds the turn (it ended, or its lease ran out)"},
 	CodeInvalidReport: {http.StatusBadRequest, "a runner's report with an event it may not write, or one that does not decode"},

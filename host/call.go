@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -61,11 +62,22 @@ func (h *Host) CallTool(ctx context.Context, name string, input any, opts *CallO
 	if h.needsApproval(t, in) {
 		return h.callGated(ctx, t, in, o)
 	}
+	// A direct call over a limit is refused as busy (429), before it
+	// begins a turn.
+	release, err := h.acquire(ctx, t, in, o.SessionID)
+	if err != nil {
+		var busy *busyError
+		if errors.As(err, &busy) {
+			return nil, busyAPIError(busy)
+		}
+		return nil, api.Errorf(api.CodeBadRequest, "the call was cancelled while it waited for the tool: %v", err)
+	}
+	defer release()
 	if o.SessionID != "" {
 		return h.callInSession(ctx, t, in, o, start)
 	}
 	id := tool.NewCallID(name)
-	out := h.run(ctx, callSpec{id: id, tool: t, in: in, observe: o.Progress})
+	out := h.run(ctx, callSpec{id: id, tool: t, in: in, observe: o.Progress, held: true})
 	return &api.Outcome{ToolName: name, CallID: id, IsError: out.IsError, Result: out.Result, DurationMs: time.Since(start).Milliseconds()}, nil
 }
 
@@ -124,6 +136,7 @@ type callSpec struct {
 	session *api.Session // nil outside a session
 	turnID  string
 	observe func(api.Payload) // a caller following the call's progress; nil for none
+	held    bool              // the caller holds the call's place under the tool's limits
 }
 
 // run runs a validated call — a server tool in process, an agent tool
@@ -139,6 +152,13 @@ func (h *Host) run(ctx context.Context, c callSpec) (out tool.Output) {
 	defer ws.close(h.logger)
 	ctx, end := h.telemetry.startTool(ctx, c.tool.Name(), c.id, sessionID)
 	defer func() { end(out) }()
+	if !c.held {
+		release, err := h.acquire(ctx, c.tool, c.in, sessionID)
+		if err != nil {
+			return tool.ErrorOutput(err.Error())
+		}
+		defer release()
+	}
 	rep := h.newReporter(ctx, c)
 	defer rep.Close() // what the call reported is recorded before its result
 	// Calls run on goroutines of the host's (a turn's, an approval's): a

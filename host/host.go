@@ -192,6 +192,7 @@ func (o Options) validate() error {
 // Host runs calls of the tools in a set, sessions and their model turns,
 // and approvals. It is safe for concurrent use.
 type Host struct {
+	limits    limiter // per-tool MaxConcurrent and Exclusive (limits.go)
 	tools     *tool.Set
 	opts      Options // with defaults, StateRoot absolute
 	logger    *slog.Logger

@@ -48,6 +48,17 @@ type Config struct {
 	// pending before it expires (and counts as denied); zero means the
 	// host's default.
 	ApprovalTimeout time.Duration
+
+	// MaxConcurrent bounds how many calls of the tool run at once on a
+	// host, across model turns, direct calls and sessions; zero means no
+	// bound. See limits.go.
+	MaxConcurrent int
+	// Exclusive runs calls one at a time per session ([PerSession]) or per
+	// key from the input ([ExclusiveBy]).
+	Exclusive Exclusive
+	// BusyWait is how long a call waits for its turn when the tool is at
+	// a limit before it is refused as busy; zero means BusyWaitDefault.
+	BusyWait time.Duration
 }
 
 // Tool is a defined tool. It is immutable and safe for concurrent use.
@@ -61,6 +72,10 @@ type Tool struct {
 	approvalTTL time.Duration
 	pos         string // file:line of the definition, "" if unknown
 	script      string
+
+	maxConcurrent int
+	exclusive     Exclusive
+	busyWait      time.Duration
 
 	decode  func(json.RawMessage) (any, error)
 	handler func(context.Context, *Call, any) (any, error)
@@ -204,6 +219,9 @@ func newServer[In, Out any](name, pos string, cfg Config, handler Handler[In, Ou
 	if err := cfg.NeedsApproval.checkType(in); err != nil {
 		return nil, fmt.Errorf("tool %s: %w", name, err)
 	}
+	if err := cfg.Exclusive.checkType(in); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", name, err)
+	}
 	if t.output, err = outputSchema(reflect.TypeFor[Out]()); err != nil {
 		return nil, fmt.Errorf("tool %s: %w", name, err)
 	}
@@ -230,6 +248,9 @@ func newScript(name, pos string, cfg Config, script string) (*Tool, error) {
 	if err := cfg.NeedsApproval.checkType(rawMessageType); err != nil {
 		return nil, fmt.Errorf("tool %s: %w (an agent tool's input is json.RawMessage)", name, err)
 	}
+	if err := cfg.Exclusive.checkType(rawMessageType); err != nil {
+		return nil, fmt.Errorf("tool %s: %w (an agent tool's input is json.RawMessage)", name, err)
+	}
 	t.execution = Agent
 	t.script = script
 	t.decode = func(raw json.RawMessage) (any, error) { return json.RawMessage(raw), nil }
@@ -243,14 +264,19 @@ func newTool(name, pos string, cfg Config) (*Tool, error) {
 	if strings.TrimSpace(cfg.Description) == "" {
 		return nil, fmt.Errorf("tool %s: Config.Description is required: it tells the model what the tool does", name)
 	}
-	if cfg.Timeout < 0 || cfg.ApprovalTimeout < 0 {
-		return nil, fmt.Errorf("tool %s: Config.Timeout and Config.ApprovalTimeout cannot be negative", name)
+	if cfg.Timeout < 0 || cfg.ApprovalTimeout < 0 || cfg.BusyWait < 0 || cfg.MaxConcurrent < 0 {
+		return nil, fmt.Errorf("tool %s: Config.Timeout, ApprovalTimeout, BusyWait and MaxConcurrent cannot be negative", name)
 	}
 	timeout := cfg.Timeout
 	if timeout == 0 {
 		timeout = TimeoutDefault
 	}
-	return &Tool{name: name, description: cfg.Description, approval: cfg.NeedsApproval, timeout: timeout, approvalTTL: cfg.ApprovalTimeout, pos: pos}, nil
+	busyWait := cfg.BusyWait
+	if busyWait == 0 {
+		busyWait = BusyWaitDefault
+	}
+	return &Tool{name: name, description: cfg.Description, approval: cfg.NeedsApproval, timeout: timeout, approvalTTL: cfg.ApprovalTimeout, pos: pos,
+		maxConcurrent: cfg.MaxConcurrent, exclusive: cfg.Exclusive, busyWait: busyWait}, nil
 }
 
 func (s Schema) compile() (*compiledSchema, error) {
