@@ -6,6 +6,7 @@ import (
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/serveflags"
 	"github.com/agentsdk/agentsdk/serve"
+	"github.com/agentsdk/agentsdk/tool"
 )
 
 // The flags' defaults, which the CLI shows without linking the host, are
@@ -22,6 +23,8 @@ func TestFlagDefaultsAgree(t *testing.T) {
 		{"approval-timeout", serveflags.ApprovalTimeoutDefault, host.ApprovalTimeoutDefault},
 		{"max-sessions", serveflags.MaxSessionsDefault, host.MaxSessionsDefault},
 		{"max-pending", serveflags.MaxPendingDefault, host.MaxPendingDefault},
+		{"max-result-bytes", int64(serveflags.MaxResultBytesDefault), int64(tool.MaxResultBytesDefault)},
+		{"model-result-bytes", serveflags.ModelResultBytesDefault, host.ModelResultBytesDefault},
 	}
 	for _, tt := range tests {
 		if tt.flag != tt.own {

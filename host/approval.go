@@ -204,6 +204,9 @@ func (h *Host) record(ctx context.Context, w writer, a api.Approval, out tool.Ou
 	outcome := api.Outcome{ToolName: a.Tool, CallID: a.CallID, IsError: out.IsError, Result: out.Result, DurationMs: took.Milliseconds()}
 	var evs []api.Event
 	if a.SessionID != "" {
+		if a.ModelCallID != "" {
+			out = h.fitForModel(ctx, a.SessionID, a.TurnID, a.CallID, out) // the outcome keeps the whole result
+		}
 		evs = events(a.TurnID, api.ActionResult{
 			CallID: a.CallID, ModelCallID: a.ModelCallID, Tool: a.Tool, IsError: out.IsError, Result: out.Result,
 			DurationMs: outcome.DurationMs, Direct: a.ModelCallID == "",

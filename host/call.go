@@ -191,13 +191,14 @@ func (h *Host) run(ctx context.Context, c callSpec) (out tool.Output) {
 // made. Its progress goes to rep (nil: nowhere).
 func (h *Host) newCall(c callSpec, ws *workspace, rep *progress.Reporter) *tool.Call {
 	info := tool.CallInfo{
-		ID:        c.id,
-		Tool:      c.tool.Name(),
-		StateRoot: h.opts.StateRoot,
-		Logger:    h.logger,
-		Host:      h.servicesFor(c),
-		Sessions:  sessionService{h},
-		Workspace: ws.open,
+		MaxResultBytes: max(h.opts.MaxResultBytes, 0),
+		ID:             c.id,
+		Tool:           c.tool.Name(),
+		StateRoot:      h.opts.StateRoot,
+		Logger:         h.logger,
+		Host:           h.servicesFor(c),
+		Sessions:       sessionService{h},
+		Workspace:      ws.open,
 	}
 	if rep != nil {
 		info.Reporter = rep

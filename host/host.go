@@ -105,6 +105,17 @@ type Options struct {
 	// Cloud configures cloud sessions, whose model turns run on runners
 	// (see Runners).
 	Cloud CloudOptions
+	// MaxResultBytes caps a tool's result (its JSON) unless the tool sets
+	// its own cap; over it the call is an isError result saying the limit
+	// and the size. Zero means tool.MaxResultBytesDefault; negative, none.
+	MaxResultBytes int64
+	// ModelResultBytes is the most of a result a model is fed: a larger
+	// result of a model's call is saved as an artifact of the session
+	// (results/<callId>.txt) and the model gets a preview, the size and the
+	// artifact's name, and the read_result tool to read or search it.
+	// Direct callers still get the whole result. Zero means
+	// ModelResultBytesDefault; negative, no budget.
+	ModelResultBytes int
 }
 
 // CloudOptions configure cloud sessions.
@@ -123,15 +134,16 @@ type CloudOptions struct {
 
 // Defaults of [Options].
 const (
-	MaxSessionsDefault     = 1_000
-	MaxPendingDefault      = 1_000
-	MaxStepsDefault        = 16
-	ToolConcurrencyDefault = 4
-	ModelTimeoutDefault    = 5 * time.Minute
-	LeaseTTLDefault        = 15 * time.Second
-	ApprovalTimeoutDefault = 24 * time.Hour
-	MaxFileBytesDefault    = 256 << 20
-	NamespaceDefault       = "agent"
+	ModelResultBytesDefault = 64 << 10
+	MaxSessionsDefault      = 1_000
+	MaxPendingDefault       = 1_000
+	MaxStepsDefault         = 16
+	ToolConcurrencyDefault  = 4
+	ModelTimeoutDefault     = 5 * time.Minute
+	LeaseTTLDefault         = 15 * time.Second
+	ApprovalTimeoutDefault  = 24 * time.Hour
+	MaxFileBytesDefault     = 256 << 20
+	NamespaceDefault        = "agent"
 )
 
 // withDefaults returns the options with every zero value replaced by its
@@ -170,6 +182,12 @@ func (o Options) withDefaults() Options {
 	if o.MaxSessions == 0 {
 		o.MaxSessions = MaxSessionsDefault
 	}
+	if o.MaxResultBytes == 0 {
+		o.MaxResultBytes = tool.MaxResultBytesDefault
+	}
+	if o.ModelResultBytes == 0 {
+		o.ModelResultBytes = ModelResultBytesDefault
+	}
 	if o.MaxPending == 0 {
 		o.MaxPending = MaxPendingDefault
 	}
@@ -192,15 +210,16 @@ func (o Options) validate() error {
 // Host runs calls of the tools in a set, sessions and their model turns,
 // and approvals. It is safe for concurrent use.
 type Host struct {
-	limits    limiter // per-tool MaxConcurrent and Exclusive (limits.go)
-	tools     *tool.Set
-	opts      Options // with defaults, StateRoot absolute
-	logger    *slog.Logger
-	log       *eventLog // the store; every event appended is published
-	services  tool.Services
-	telemetry *telemetry
-	leases    *leases
-	waiters   waiters
+	limits        limiter    // per-tool MaxConcurrent and Exclusive (limits.go)
+	builtinReader *tool.Tool // read_result for models (budget.go); nil without a budget
+	tools         *tool.Set
+	opts          Options // with defaults, StateRoot absolute
+	logger        *slog.Logger
+	log           *eventLog // the store; every event appended is published
+	services      tool.Services
+	telemetry     *telemetry
+	leases        *leases
+	waiters       waiters
 
 	ctx  context.Context // ends when the host closes
 	stop context.CancelCauseFunc
@@ -240,6 +259,7 @@ func New(set *tool.Set, opts *Options) (*Host, error) {
 		Files: h.files("files", o.Namespace),
 		MCP:   o.MCP,
 	}
+	h.builtinReader = h.readResult()
 	return h, nil
 }
 

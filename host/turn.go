@@ -92,7 +92,7 @@ func (h *Host) loop(ctx context.Context, sess api.Session, turnID string) (int, 
 	for k, v := range tags {
 		span.SetAttributes(attribute.String("session.tag."+k, v))
 	}
-	return turnloop.Run(ctx, h.turnConfig(h.toolSpecs(nil)), turnEnv{h, sess, turnID}, history)
+	return turnloop.Run(ctx, h.turnConfig(h.modelTools()), turnEnv{h, sess, turnID}, history)
 }
 
 // toolSpecs are the tools a model is offered: all of the host's, or those
@@ -133,7 +133,7 @@ func (e turnEnv) Execute(ctx context.Context, callID string, c model.ToolCall) (
 // result the model can read and act on. A call that needs approval is
 // parked instead: waits is true, and its result comes later.
 func (h *Host) execute(ctx context.Context, sess api.Session, turnID, callID string, c model.ToolCall) (out tool.Output, waits bool) {
-	t, ok := h.tools.Lookup(c.Name)
+	t, ok := h.lookupForModel(c.Name)
 	if !ok {
 		return tool.ErrorOutput((&tool.UnknownToolError{Name: c.Name, Available: h.tools.Names()}).Error()), false
 	}
@@ -147,5 +147,6 @@ func (h *Host) execute(ctx context.Context, sess api.Session, turnID, callID str
 		}
 		return tool.Output{}, true
 	}
-	return h.run(ctx, callSpec{id: callID, tool: t, in: in, session: &sess, turnID: turnID}), false
+	out = h.run(ctx, callSpec{id: callID, tool: t, in: in, session: &sess, turnID: turnID})
+	return h.fitForModel(ctx, sess.ID, turnID, callID, out), false
 }

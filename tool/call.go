@@ -35,6 +35,8 @@ type Call struct {
 	workspace  func() (string, error)
 	goroutines goGroup  // started with Go
 	reporter   Reporter // nil: progress and output go nowhere
+
+	maxResultBytes int64 // the host's cap on a result; 0: none
 }
 
 // Session is read-only information about the session a call belongs to.
@@ -68,6 +70,9 @@ type CallInfo struct {
 	Workspace func() (string, error)
 	// Reporter receives Call.Progress and Call.Output; nil drops them.
 	Reporter Reporter
+	// MaxResultBytes caps the call's result, unless the tool sets its own
+	// (Config.MaxResultBytes); zero means no cap.
+	MaxResultBytes int64
 }
 
 // NewCall returns the Call a handler receives. Hosts call it; tools do not.
@@ -86,6 +91,8 @@ func NewCall(info CallInfo) *Call {
 		logger:    info.Logger,
 		workspace: info.Workspace,
 		reporter:  info.Reporter,
+
+		maxResultBytes: info.MaxResultBytes,
 	}
 }
 

@@ -102,11 +102,26 @@ func ErrorOutput(message string) Output {
 	return Output{Result: b, IsError: true}
 }
 
-// normalise turns what a handler returned into an Output.
-func normalise(v any, err error) Output {
+// normalise turns what a handler returned into an Output, refusing a
+// result over limit (0: none) before it is encoded where it can tell.
+func normalise(v any, err error, limit int64) Output {
 	if err != nil {
 		return ErrorOutput(err.Error())
 	}
+	if limit > 0 {
+		if n := sizeAtLeast(v, limit); n > limit {
+			return tooLarge(n, limit, true)
+		}
+	}
+	out := normaliseValue(v)
+	if limit > 0 && int64(len(out.Result)) > limit {
+		return tooLarge(int64(len(out.Result)), limit, false)
+	}
+	return out
+}
+
+// normaliseValue encodes what a handler returned.
+func normaliseValue(v any) Output {
 	switch v := v.(type) {
 	case string:
 		b, _ := json.Marshal(v)

@@ -72,7 +72,7 @@ func (t *Tool) Run(ctx context.Context, call *Call, in *Input) (Output, error) {
 	if r.panicked {
 		return g.end(ErrorOutput("the tool panicked")), nil // g names the panic
 	}
-	return g.end(t.checkOutput(normaliseSafely(call, r.value, r.err))), nil
+	return g.end(t.checkOutput(normaliseSafely(call, r.value, r.err, t.maxResult(call)))), nil
 }
 
 // interrupted is the result of a call whose ctx ended before it did.
@@ -92,14 +92,14 @@ type handlerResult struct {
 
 // normaliseSafely normalises a handler's result, turning a panic in a
 // MarshalJSON method or an Error method into an error result.
-func normaliseSafely(call *Call, v any, err error) (out Output) {
+func normaliseSafely(call *Call, v any, err error, limit int64) (out Output) {
 	defer func() {
 		if p := recover(); p != nil {
 			call.Logger().Error("encoding tool result panicked", slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
 			out = ErrorOutput(fmt.Sprintf("encoding the tool's result panicked: %v", p))
 		}
 	}()
-	return normalise(v, err)
+	return normalise(v, err, limit)
 }
 
 var errTimeout = errors.New("tool call timed out")

@@ -59,6 +59,10 @@ type Config struct {
 	// BusyWait is how long a call waits for its turn when the tool is at
 	// a limit before it is refused as busy; zero means BusyWaitDefault.
 	BusyWait time.Duration
+	// MaxResultBytes caps a result's JSON; over it the call is an isError
+	// result saying the limit and the size. Zero means the host's cap
+	// (host.Options.MaxResultBytes, default MaxResultBytesDefault).
+	MaxResultBytes int64
 }
 
 // Tool is a defined tool. It is immutable and safe for concurrent use.
@@ -73,9 +77,10 @@ type Tool struct {
 	pos         string // file:line of the definition, "" if unknown
 	script      string
 
-	maxConcurrent int
-	exclusive     Exclusive
-	busyWait      time.Duration
+	maxConcurrent  int
+	exclusive      Exclusive
+	busyWait       time.Duration
+	maxResultBytes int64
 
 	decode  func(json.RawMessage) (any, error)
 	handler func(context.Context, *Call, any) (any, error)
@@ -264,8 +269,8 @@ func newTool(name, pos string, cfg Config) (*Tool, error) {
 	if strings.TrimSpace(cfg.Description) == "" {
 		return nil, fmt.Errorf("tool %s: Config.Description is required: it tells the model what the tool does", name)
 	}
-	if cfg.Timeout < 0 || cfg.ApprovalTimeout < 0 || cfg.BusyWait < 0 || cfg.MaxConcurrent < 0 {
-		return nil, fmt.Errorf("tool %s: Config.Timeout, ApprovalTimeout, BusyWait and MaxConcurrent cannot be negative", name)
+	if cfg.Timeout < 0 || cfg.ApprovalTimeout < 0 || cfg.BusyWait < 0 || cfg.MaxConcurrent < 0 || cfg.MaxResultBytes < 0 {
+		return nil, fmt.Errorf("tool %s: Config.Timeout, ApprovalTimeout, BusyWait, MaxConcurrent and MaxResultBytes cannot be negative", name)
 	}
 	timeout := cfg.Timeout
 	if timeout == 0 {
@@ -276,7 +281,7 @@ func newTool(name, pos string, cfg Config) (*Tool, error) {
 		busyWait = BusyWaitDefault
 	}
 	return &Tool{name: name, description: cfg.Description, approval: cfg.NeedsApproval, timeout: timeout, approvalTTL: cfg.ApprovalTimeout, pos: pos,
-		maxConcurrent: cfg.MaxConcurrent, exclusive: cfg.Exclusive, busyWait: busyWait}, nil
+		maxConcurrent: cfg.MaxConcurrent, exclusive: cfg.Exclusive, busyWait: busyWait, maxResultBytes: cfg.MaxResultBytes}, nil
 }
 
 func (s Schema) compile() (*compiledSchema, error) {
