@@ -48,12 +48,64 @@ var (
 // passes limit. Types with their own marshalling count as nothing here.
 func sizeAtLeast(v any, limit int64) int64 {
 	s := sizer{limit: limit}
-	s.walk(reflect.ValueOf(v), 0)
+	if !s.common(v, 0) {
+		s.walk(reflect.ValueOf(v), 0)
+	}
 	return s.n
 }
 
 type sizer struct {
 	n, limit int64
+}
+
+// common adds up the types JSON values usually come as without
+// reflection (which would allocate for every map entry); false for any
+// other type.
+func (s *sizer) common(v any, depth int) bool {
+	if s.n > s.limit || depth > 200 {
+		return true
+	}
+	switch v := v.(type) {
+	case nil:
+		s.n += 4
+	case string:
+		s.n += int64(len(v)) + 2
+	case bool, int, int64, float64, int32, uint, uint64:
+		s.n++
+	case json.RawMessage:
+		s.n += int64(len(v))
+	case []byte:
+		s.n += int64(len(v))*4/3 + 2
+	case []string:
+		s.n += 2
+		for _, e := range v {
+			s.n += int64(len(e)) + 3
+		}
+	case map[string]string:
+		s.n += 2
+		for k, e := range v {
+			s.n += int64(len(k)+len(e)) + 6
+		}
+	case []any:
+		s.n += 2
+		for _, e := range v {
+			s.n++
+			if !s.common(e, depth+1) {
+				s.walk(reflect.ValueOf(e), depth+1)
+			}
+		}
+	case map[string]any:
+		s.n += 2
+		for k, e := range v {
+			s.n += int64(len(k)) + 4
+			if !s.common(e, depth+1) {
+				s.walk(reflect.ValueOf(e), depth+1)
+			}
+		}
+	default:
+		return false
+	}
+	return true
 }
 
 func (s *sizer) walk(v reflect.Value, depth int) {
@@ -88,14 +140,19 @@ func (s *sizer) walk(v reflect.Value, depth int) {
 		}
 	case reflect.Map:
 		s.n += 2
+		// Reused temporaries: MapRange's Key and Value would allocate a
+		// copy of each.
+		key, val := reflect.New(t.Key()).Elem(), reflect.New(t.Elem()).Elem()
 		it := v.MapRange()
 		for it.Next() {
 			if s.n > s.limit {
 				return
 			}
 			s.n += 4 // quotes, colon, comma
-			s.walk(it.Key(), depth+1)
-			s.walk(it.Value(), depth+1)
+			key.SetIterKey(it)
+			val.SetIterValue(it)
+			s.walk(key, depth+1)
+			s.walk(val, depth+1)
 		}
 	case reflect.Struct:
 		s.n += 2
