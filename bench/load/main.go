@@ -1,41 +1,111 @@
-// Command load measures the serve host's direct-call endpoint against a bare
-// net/http handler doing the same work (decode the body, run the same
-// handler, encode the answer) without the SDK, at several concurrencies, in
-// one run, on loopback. Each server runs in its own child process; runs of
-// the two alternate, and each figure is the median of the rounds.
+// Command load measures the serve host's direct-call endpoint,
+// POST /<slug>/v1/tools/inspect_pr, against a bare net/http handler doing
+// the same JSON work (decode the body, run the same logic, encode the
+// answer) without the SDK, at several concurrencies, in one run, on
+// loopback, against the targets of issue #15.
 //
-//	go run ./bench/load                      # defaults: c=1 and c=32, 3 rounds of 4s
-//	go run ./bench/load -c 1,8,32 -rounds 5 -duration 5s
+//	go run ./bench/load                          # wrk, c=1 and c=32, 3 rounds of 4s
+//	go run ./bench/load -rounds 1 -duration 3s   # a quick look
+//	go run ./bench/load -cpuprofile sdk.prof     # then: go tool pprof -top sdk.prof
+//	go run ./bench/load -check=false             # wrk counts only its own errors (status ≥ 400)
+//	go run ./bench/load -wrk=false               # the Go net/http client instead of wrk
 //
-// It sends at most -max requests or for -duration per run, whichever ends
-// first, to 127.0.0.1 only.
+// # The servers
 //
-// -store picks the host's store: memory (the default: host.Options.Store
-// nil, store/memory), sqlite (store/sqlite, a file in a temporary directory
-// removed at the end), or a postgres:// URL (store/postgres, in a schema
-// bench_<random> created for the run, put first in search_path, and dropped
-// with all it holds at the end).
+// Each server runs in a child process of its own (this binary re-executed
+// with -serve), so that the generator's CPU is not the server's:
 //
-// The store alone changes little: a direct call outside a session
-// (host.CallTool without CallOptions.SessionID, host/call.go) validates the
-// input and runs the handler in a scratch workspace, made only if the
-// handler asks for it, and reads or writes nothing in the store. -session
-// makes every call session-bound: before each run, each worker opens a
-// session of its own (POST /<slug>/v1/session, not timed) and sends its
-// sessionId in every call's body. Such a call (host/sessioncall.go) is a
-// turn of its own: it reads the session, then records turn.started,
-// action.result and turn.completed in the store, so every call writes it.
-// A worker waits for each answer, so its session never has two turns at
-// once.
+//   - sdk: the agent binary's main exactly as agent-sdk serve runs it,
+//     agentmain.Main(ctx, ["serve", …]), with the quickstart agent's tools
+//     (examples/quickstart/agent/tools). So: serve.ListenAndServe with
+//     agent-sdk serve's defaults (header, idle and body timeouts, the
+//     1024-connection limit, 4 MiB bodies), a started host, the bearer
+//     token, input validation, the {"ok":true,…} envelope, and the default
+//     request log (--log-format text: one slog text line per request) written
+//     to a file, as agent-sdk serve writes it to stderr — not io.Discard.
+//     No agent.yaml (defaults: no model, no MCP servers). The store is
+//     agent-sdk serve's default, SQLite at <state>/agent.db in a temporary
+//     directory (-store sqlite), or with -store postgres://… that database,
+//     in a schema bench_<random> created for the run, first in search_path,
+//     and dropped with all it holds at the end. The address is read from the
+//     "serving … at http://…" line serve writes to the log.
+//   - bare: http.Serve with one handler that decodes the same body, builds
+//     the same map as inspect_pr and encodes {"ok":true,"result":…}: no auth,
+//     no validation, no log. The fixed yardstick of the ratios.
 //
-// The sdk host is started (host.Start) as agent-sdk serve starts it, so
-// its background work for the store runs during the measurement too.
+// Before any run, one request from Go to each server checks its answer
+// (200, ok true, not isError, result equal to inspect_pr's).
 //
-//	go run ./bench/load -store sqlite -session
-//	go run ./bench/load -store 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable' -session
+// # The generator
 //
-// The bare handler is the same in every mode, and gets the same body
-// without a sessionId: it is the fixed yardstick of the ratios.
+// By default wrk (Debian package wrk), which is much lighter than the
+// servers: on 2 cores a heavy client eats the CPU both servers need and
+// compresses every ratio toward 1. When wrk is not on PATH the command runs
+// apt-get install -y wrk if it is root, and otherwise stops saying so. wrk
+// keeps -c connections open, sends the same request (body, Content-Type,
+// Authorization) on each, with min(c, CPUs) threads unless -threads; it
+// runs whole seconds, so -duration is rounded to one. Its errors (socket
+// errors, timeouts, answers with status ≥ 400) are counted, and a Lua
+// response hook counts every answer that is not 2xx or whose body does not
+// hold "result":<inspect_pr's result> exactly as the Go check got it. The
+// hook makes wrk parse each answer into Lua; it has cost wrk well under 1 µs
+// a request here (see gen µs/req). -check=false drops it.
+//
+// -wrk=false drives the servers with Go's net/http client instead (c
+// goroutines, each waiting for its answer; a non-200 answer is an error),
+// for comparison; it also sends at most -max requests in a run. -session
+// (Go client only: wrk cannot bind a connection to a session) makes every
+// sdk call session-bound: before each run each worker opens a session of its
+// own (POST /<slug>/v1/session, not timed) and sends its sessionId in every
+// call's body. Such a call (host/sessioncall.go) is a turn: it reads the
+// session and records turn.started, action.result and turn.completed, so
+// every call writes the store. Without -session, a direct call
+// (host.CallTool without a session, host/call.go) neither reads nor writes
+// the store. The bare handler gets the plain body either way.
+//
+// # The figures
+//
+// For each concurrency (-c) there are -rounds rounds; in each, each server
+// gets one run of -duration, in an order that alternates from round to
+// round, after one warm-up run of each (-warmup). Per server and
+// concurrency the table gives the median over the rounds of each column
+// (each its own median), except peak RSS (the highest) and errors (the sum):
+//
+//   - req/s: answered requests per second (wrk's count over its duration);
+//   - p50, p99: the run's latency percentiles (wrk --latency: from the
+//     request's write to its answer's last byte);
+//   - cpu µs/req: the server process's user+system CPU over the run
+//     (utime+stime in /proc/<pid>/stat before and after, in clock ticks of
+//     10 ms) over the requests answered: what one request costs the server,
+//     whatever the generator leaves it. It includes the kernel's work in the
+//     server's syscalls, which on loopback takes in the TCP receive of the
+//     peer (wrk) and its wake-up;
+//   - gen µs/req: the generator's CPU over the requests answered (wrk's
+//     rusage; for the Go client, this process's);
+//   - allocs/req, KB/req: the server's heap allocations over the run
+//     (runtime.MemStats Mallocs and TotalAlloc, read by the child between
+//     runs) over the requests answered;
+//   - peak RSS: the server process's resident set during the run, in MiB:
+//     VmHWM of /proc/<pid>/status, reset before each run by writing 5 to
+//     /proc/<pid>/clear_refs, and VmRSS sampled every 100 ms (if the reset
+//     is refused, only the samples count);
+//   - errors: as above, summed over the rounds.
+//
+// Then the ratios sdk/bare at each concurrency and, at the end, issue #15's
+// targets, each marked met or MISSED: req/s at c=32 ≥ 0.85× bare's, p50 at
+// c=1 ≤ 1.2× bare's, and the sdk's peak RSS over every measured run ≤ 40
+// MiB. The generator and the servers share the machine's CPUs, and other
+// work on the machine moves every figure: the load average is printed at
+// the start and the end; compare figures from one run only.
+//
+// -cpuprofile writes a CPU profile of the sdk child, from the end of the
+// warm-up to its exit: the measured runs (it idles during bare's), and
+// -bareprofile one of the bare child likewise. The profiles hold the
+// binary's symbols; to see where the sdk's extra cost goes:
+//
+//	go run ./bench/load -c 32 -cpuprofile sdk.prof -bareprofile bare.prof
+//	go tool pprof -top sdk.prof
+//	go tool pprof -top -cum -focus 'serve\.\(\*Server\)\.ServeHTTP' sdk.prof
 package main
 
 import (
@@ -48,7 +118,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -56,22 +125,21 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agentsdk/agentsdk/agentmain"
 	_ "github.com/agentsdk/agentsdk/examples/quickstart/agent/tools"
-	"github.com/agentsdk/agentsdk/host"
-	"github.com/agentsdk/agentsdk/serve"
-	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/store/postgres"
-	"github.com/agentsdk/agentsdk/store/sqlite"
-	"github.com/agentsdk/agentsdk/tool"
 )
 
 const (
@@ -79,38 +147,47 @@ const (
 	slug  = "quickstart"
 )
 
-var body = []byte(`{"input":{"prUrl":"https://github.com/acme/checkout/pull/42"}}`)
+// body is every call's body; want is inspect_pr's result for it.
+var (
+	body = []byte(`{"input":{"prUrl":"https://github.com/acme/checkout/pull/42"}}`)
+	want = map[string]any{"prUrl": "https://github.com/acme/checkout/pull/42", "checks": []any{"unit", "lint"}, "ready": true}
+)
+
+// Issue #15's targets.
+const (
+	rpsTarget  = 0.85 // sdk/bare req/s at c=32, at least
+	p50Target  = 1.2  // sdk/bare p50 at c=1, at most
+	rssTarget  = 40   // the sdk's peak RSS in MiB, at most
+	rpsLevel   = 32
+	p50Level   = 1
+	mib        = 1 << 20
+	rssPeriod  = 100 * time.Millisecond
+	addrWait   = 60 * time.Second
+	checkLimit = 1 << 16
+)
 
 func main() {
 	role := flag.String("serve", "", "internal: run a server (sdk or bare) and print its address")
-	levels := flag.String("c", "1,32", "concurrency levels, comma-separated")
-	rounds := flag.Int("rounds", 3, "rounds per level (runs of sdk and bare alternate)")
-	duration := flag.Duration("duration", 4*time.Second, "length of one run")
-	maxReq := flag.Int("max", 2_000_000, "most requests in one run")
-	profile := flag.String("cpuprofile", "", "write the sdk server's CPU profile to this file")
-	storeFlag := flag.String("store", "memory", "the sdk host's store: memory, sqlite (a temporary file), or a postgres:// URL (a schema of the run's own)")
-	session := flag.Bool("session", false, "make every sdk call session-bound (one session per worker, sessionId in the body), so that each call writes the store")
+	levels := flag.String("c", "1,32", "concurrency levels (connections), comma-separated")
+	rounds := flag.Int("rounds", 3, "rounds per level (the servers' runs alternate)")
+	duration := flag.Duration("duration", 4*time.Second, "length of one run (wrk: whole seconds)")
+	warmup := flag.Duration("warmup", time.Second, "length of each server's warm-up run")
+	useWrk := flag.Bool("wrk", true, "drive the load with wrk; false: with Go's net/http client")
+	threads := flag.Int("threads", 0, "wrk threads (0: min(c, CPUs))")
+	check := flag.Bool("check", true, "wrk: check every answer (status 2xx, body) in a Lua response hook; false: count only wrk's own errors (status ≥ 400)")
+	maxReq := flag.Int("max", 2_000_000, "Go client: most requests in one run")
+	profile := flag.String("cpuprofile", "", "write the sdk server's CPU profile of the measured runs to this file")
+	bareProfile := flag.String("bareprofile", "", "write the bare server's CPU profile of the measured runs to this file")
+	storeFlag := flag.String("store", "sqlite", "the sdk's store: sqlite (agent-sdk serve's default, <state>/agent.db in a temporary directory) or a postgres:// URL (a schema of the run's own)")
+	session := flag.Bool("session", false, "Go client only: make every sdk call session-bound (one session per worker, sessionId in the body), so that each call writes the store")
 	flag.Parse()
 	if *role != "" {
-		if *profile != "" {
-			f, err := os.Create(*profile)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
-			}
-			pprof.StartCPUProfile(f)
-			defer pprof.StopCPUProfile()
-		}
-		if err := runServer(*role, *storeFlag); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			pprof.StopCPUProfile()
-			os.Exit(1)
-		}
-		return
+		os.Exit(runServer(*role, *storeFlag, *profile))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	err := measure(ctx, config{levels: *levels, rounds: *rounds, d: *duration, max: *maxReq, profile: *profile, store: *storeFlag, session: *session})
+	err := measure(ctx, config{levels: *levels, rounds: *rounds, d: *duration, warmup: *warmup, wrk: *useWrk, threads: *threads,
+		check: *check, max: *maxReq, profile: *profile, bareProfile: *bareProfile, store: *storeFlag, session: *session})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		stop()
@@ -123,74 +200,128 @@ func isPostgres(s string) bool {
 	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
 }
 
-// openStore opens the sdk host's store; nil for memory, which host.New
-// then makes (host.Options.Store nil).
-func openStore(ctx context.Context, which, state string) (store.Store, error) {
-	switch {
-	case which == "memory":
-		return nil, nil
-	case which == "sqlite":
-		return sqlite.Open(ctx, filepath.Join(state, "agent.db"))
-	case isPostgres(which):
-		return postgres.Open(ctx, which)
-	}
-	return nil, fmt.Errorf("unknown store %q: want memory, sqlite or a postgres:// URL", which)
-}
-
-// runServer serves one implementation on a loopback port until stdin closes.
-func runServer(role, storeArg string) error {
-	var handler http.Handler
+// runServer runs one server until stdin closes and returns the exit code.
+// Its first line on stdout is its address and its log file ("-" if none);
+// then it answers each line on stdin: "stats" with its allocation counters,
+// "profile" (starting the CPU profile, if profilePath) with "ok".
+func runServer(role, storeArg, profilePath string) int {
+	var code int
 	switch role {
 	case "sdk":
-		set, err := tool.Registered()
-		if err != nil {
-			return err
-		}
-		state, err := os.MkdirTemp("", "bench-state")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(state)
-		st, err := openStore(context.Background(), storeArg, state)
-		if err != nil {
-			return err
-		}
-		if st != nil {
-			defer st.Close()
-		}
-		h, err := host.New(set, &host.Options{StateRoot: state, Store: st})
-		if err != nil {
-			return err
-		}
-		// Started, as agent-sdk serve starts it: its background work runs
-		// while it is measured.
-		if err := h.Start(context.Background()); err != nil {
-			return err
-		}
-		defer h.Close()
-		// Request logs on, as in production, formatted but not written to a
-		// terminal.
-		srv, err := serve.New(h, &serve.Options{Slug: slug, Token: token, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			return err
-		}
-		handler = srv
+		code = runSDK(storeArg, profilePath)
 	case "bare":
-		handler = http.HandlerFunc(bare)
+		code = runBare(profilePath)
 	default:
-		return fmt.Errorf("unknown server %q", role)
+		fmt.Fprintf(os.Stderr, "unknown server %q\n", role)
+		code = 2
 	}
+	pprof.StopCPUProfile()
+	return code
+}
+
+// control answers the parent's lines on stdin, then calls stop at EOF.
+func control(profilePath string, stop func()) {
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		switch sc.Text() {
+		case "stats":
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			fmt.Println(m.Mallocs, m.TotalAlloc)
+		case "profile":
+			answer := "ok"
+			if profilePath != "" {
+				if f, err := os.Create(profilePath); err != nil {
+					answer = err.Error()
+				} else if err := pprof.StartCPUProfile(f); err != nil {
+					answer = err.Error()
+				}
+			}
+			fmt.Println(answer)
+		}
+	}
+	stop()
+}
+
+// runSDK runs the agent binary's serve command as agent-sdk serve does, its
+// stderr (the request log) a file.
+func runSDK(storeArg, profilePath string) int {
+	dir, err := os.MkdirTemp("", "bench-load")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	logPath := filepath.Join(dir, "requests.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer logFile.Close()
+	state := filepath.Join(dir, "state")
+	where := filepath.Join(state, "agent.db") // agent-sdk serve's default
+	switch {
+	case isPostgres(storeArg):
+		where = storeArg
+	case storeArg != "sqlite":
+		fmt.Fprintf(os.Stderr, "unknown store %q: want sqlite or a postgres:// URL\n", storeArg)
+		return 2
+	}
+	args := []string{"serve", "--addr=127.0.0.1:0", "--slug=" + slug, "--token=" + token, "--state=" + state,
+		"--config=" + filepath.Join(dir, "agent", "agent.yaml"), "--store=" + where}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan struct{})
+	go func() {
+		// serve writes "serving <slug> at http://<addr>/<slug>/v1 …" to
+		// stderr once it listens.
+		prefix := []byte("serving " + slug + " at http://")
+		deadline := time.Now().Add(addrWait)
+		for time.Now().Before(deadline) {
+			select {
+			case <-served:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			b, _ := os.ReadFile(logPath)
+			if _, rest, ok := bytes.Cut(b, prefix); ok {
+				if addr, _, ok := bytes.Cut(rest, []byte("/")); ok {
+					fmt.Println(string(addr), logPath)
+					go control(profilePath, cancel)
+					return
+				}
+			}
+		}
+		fmt.Fprintf(os.Stderr, "sdk: no address in its log after %s\n", addrWait)
+		cancel()
+	}()
+	code := agentmain.Main(ctx, args, agentmain.Stdio{In: strings.NewReader(""), Out: io.Discard, Err: logFile},
+		&agentmain.Options{OpenStore: postgres.Open})
+	close(served)
+	if code != 0 {
+		b, _ := os.ReadFile(logPath)
+		if len(b) > 4096 {
+			b = b[len(b)-4096:]
+		}
+		fmt.Fprintf(os.Stderr, "sdk: agentmain.Main serve exited %d; its stderr ends:\n%s", code, b)
+	}
+	return code
+}
+
+func runBare(profilePath string) int {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
-	fmt.Println(ln.Addr().String())
-	go func() { io.Copy(io.Discard, os.Stdin); ln.Close() }()
-	err = http.Serve(ln, handler)
-	if err != nil && !errors.Is(err, net.ErrClosed) {
-		return err
+	fmt.Println(ln.Addr().String(), "-")
+	go control(profilePath, func() { ln.Close() })
+	if err := http.Serve(ln, http.HandlerFunc(bare)); err != nil && !errors.Is(err, net.ErrClosed) {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
-	return nil
+	return 0
 }
 
 // bare is what a Go program without the SDK would write: decode, run the
@@ -210,43 +341,199 @@ func bare(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(map[string]any{"ok": true, "result": result})
 }
 
-type server struct {
-	base  string // http://127.0.0.1:port
-	url   string // the endpoint measured
-	stdin io.WriteCloser
-	cmd   *exec.Cmd
+// child is a server process.
+type child struct {
+	role    string
+	base    string // http://127.0.0.1:port
+	url     string // the endpoint measured
+	logPath string // sdk: its request log
+	stdin   io.WriteCloser
+	stdout  *bufio.Reader
+	cmd     *exec.Cmd
+	expect  string // what every right answer's body holds: "result":<inspect_pr's>
 }
 
-func startServer(role, profile, storeArg string) (*server, error) {
+func startChild(role string, args ...string) (*child, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "-serve", role, "-cpuprofile", profile, "-store", storeArg)
+	cmd := exec.Command(self, append([]string{"-serve", role}, args...)...)
 	cmd.Stderr = os.Stderr
 	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
+	stdoutPipe, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	addr, err := bufio.NewReader(stdout).ReadString('\n')
+	stdout := bufio.NewReader(stdoutPipe)
+	line, err := stdout.ReadString('\n')
 	if err != nil {
+		stdin.Close()
 		cmd.Wait()
-		return nil, fmt.Errorf("starting %s server: %w", role, err)
+		return nil, fmt.Errorf("starting the %s server: %w", role, err)
 	}
-	base := "http://" + strings.TrimSpace(addr)
-	url := base + "/inspect_pr"
+	addr, logPath, _ := strings.Cut(strings.TrimSpace(line), " ")
+	c := &child{role: role, base: "http://" + addr, stdin: stdin, stdout: stdout, cmd: cmd}
+	c.url = c.base + "/inspect_pr"
 	if role == "sdk" {
-		url = base + "/" + slug + "/v1/tools/inspect_pr"
+		c.url = c.base + "/" + slug + "/v1/tools/inspect_pr"
+		c.logPath = logPath
 	}
-	return &server{base: base, url: url, stdin: stdin, cmd: cmd}, nil
+	return c, nil
 }
 
-func (s *server) stop() { s.stdin.Close(); s.cmd.Wait() }
+func (c *child) stop() { c.stdin.Close(); c.cmd.Wait() }
+
+// ask sends the child a line and returns its answer.
+func (c *child) ask(line string) (string, error) {
+	if _, err := io.WriteString(c.stdin, line+"\n"); err != nil {
+		return "", err
+	}
+	answer, err := c.stdout.ReadString('\n')
+	return strings.TrimSpace(answer), err
+}
+
+// usage is a child's CPU and allocation counters at one moment.
+type usage struct {
+	cpu            time.Duration // utime+stime
+	mallocs, bytes uint64
+}
+
+func (c *child) usage(tick time.Duration) (usage, error) {
+	var u usage
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+	if err != nil {
+		return u, err
+	}
+	// The fields after the command name, which is in parentheses: state is
+	// field 3, utime 14, stime 15.
+	i := bytes.LastIndexByte(stat, ')')
+	var f []string
+	if i >= 0 {
+		f = strings.Fields(string(stat[i+1:]))
+	}
+	if len(f) < 13 {
+		return u, fmt.Errorf("reading /proc/%d/stat: %q", c.cmd.Process.Pid, stat)
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return u, err
+	}
+	u.cpu = time.Duration(ut+st) * tick
+	line, err := c.ask("stats")
+	if err != nil {
+		return u, err
+	}
+	if _, err := fmt.Sscan(line, &u.mallocs, &u.bytes); err != nil {
+		return u, fmt.Errorf("the %s server's stats %q: %w", c.role, line, err)
+	}
+	return u, nil
+}
+
+// memory returns the child's VmRSS and VmHWM in bytes.
+func (c *child) memory() (rss, hwm int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		name, value, ok := strings.Cut(line, ":")
+		if !ok || (name != "VmRSS" && name != "VmHWM") {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s in /proc/%d/status: %w", name, c.cmd.Process.Pid, err)
+		}
+		if name == "VmRSS" {
+			rss = kb << 10
+		} else {
+			hwm = kb << 10
+		}
+	}
+	return rss, hwm, nil
+}
+
+// resetPeak resets the child's VmHWM to its current RSS, and reports
+// whether the kernel let it.
+func (c *child) resetPeak() bool {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", c.cmd.Process.Pid), []byte("5"), 0) == nil
+}
+
+// watchRSS samples the child's RSS every rssPeriod until the function it
+// returns is called, which returns the highest seen (and, if withHWM, the
+// VmHWM then).
+func (c *child) watchRSS(withHWM bool) func() int64 {
+	stop := make(chan struct{})
+	peak := make(chan int64, 1)
+	go func() {
+		var most int64
+		sample := func(final bool) {
+			rss, hwm, err := c.memory()
+			if err != nil {
+				return
+			}
+			most = max(most, rss)
+			if final && withHWM {
+				most = max(most, hwm)
+			}
+		}
+		t := time.NewTicker(rssPeriod)
+		defer t.Stop()
+		sample(false)
+		for {
+			select {
+			case <-t.C:
+				sample(false)
+			case <-stop:
+				sample(true)
+				peak <- most
+				return
+			}
+		}
+	}()
+	return func() int64 { close(stop); return <-peak }
+}
+
+// checkAnswer sends one call from Go and checks the answer: 200, ok true,
+// not isError, inspect_pr's result. It sets c.expect.
+func (c *child) checkAnswer(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.role, err)
+	}
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, checkLimit))
+	resp.Body.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.role, err)
+	}
+	var got struct {
+		OK      bool            `json:"ok"`
+		IsError bool            `json:"isError"`
+		Result  json.RawMessage `json:"result"`
+	}
+	var result any
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(answer, &got) != nil || !got.OK || got.IsError ||
+		json.Unmarshal(got.Result, &result) != nil || !reflect.DeepEqual(result, want) {
+		return fmt.Errorf("%s: a wrong answer to %s: %s: %s", c.role, c.url, resp.Status, bytes.TrimSpace(answer))
+	}
+	c.expect = `"result":` + string(got.Result)
+	if !bytes.Contains(answer, []byte(c.expect)) {
+		return fmt.Errorf("%s: the answer does not hold %s: %s", c.role, c.expect, answer)
+	}
+	return nil
+}
 
 // openSessions opens n sessions on the sdk server and returns a call body
 // bound to each.
-func (s *server) openSessions(ctx context.Context, n int) ([][]byte, error) {
+func (c *child) openSessions(ctx context.Context, n int) ([][]byte, error) {
 	var in struct {
 		Input json.RawMessage `json:"input"`
 	}
@@ -255,7 +542,7 @@ func (s *server) openSessions(ctx context.Context, n int) ([][]byte, error) {
 	}
 	bodies := make([][]byte, n)
 	for i := range bodies {
-		req, _ := http.NewRequestWithContext(ctx, "POST", s.base+"/"+slug+"/v1/session", strings.NewReader(`{}`))
+		req, _ := http.NewRequestWithContext(ctx, "POST", c.base+"/"+slug+"/v1/session", strings.NewReader(`{}`))
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
@@ -283,11 +570,27 @@ func (s *server) openSessions(ctx context.Context, n int) ([][]byte, error) {
 	return bodies, nil
 }
 
-type stats struct {
-	rps      float64
+// result is one run.
+type result struct {
+	requests int64 // answered (wrk: completed, errors included)
+	elapsed  time.Duration
 	p50, p99 time.Duration
-	errors   int
-	firstErr string // the first failure, to say why
+	errors   int64
+	firstErr string
+	cpu      time.Duration // the server's
+	gen      time.Duration // the generator's
+	mallocs  uint64
+	bytes    uint64
+	peakRSS  int64
+}
+
+func (r result) rps() float64 { return float64(r.requests) / r.elapsed.Seconds() }
+
+func (r result) perReq(x float64) float64 {
+	if r.requests == 0 {
+		return 0
+	}
+	return x / float64(r.requests)
 }
 
 // same returns n copies of the plain call body.
@@ -299,9 +602,18 @@ func same(n int) [][]byte {
 	return bodies
 }
 
-// load sends requests from one worker per body, each sending its own, for
-// d or max requests.
-func load(ctx context.Context, url string, bodies [][]byte, d time.Duration, max int) stats {
+// cpuSelf is this process's user+system CPU so far.
+func cpuSelf() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// loadGo sends requests with Go's client from one worker per body, each
+// sending its own, for d or max requests.
+func loadGo(ctx context.Context, url string, bodies [][]byte, d time.Duration, max int) result {
 	c := len(bodies)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c, MaxConnsPerHost: c}}
 	ctx, cancel := context.WithTimeout(ctx, d)
@@ -309,7 +621,7 @@ func load(ctx context.Context, url string, bodies [][]byte, d time.Duration, max
 	var (
 		mu        sync.Mutex
 		latencies []time.Duration
-		errors    int
+		errs      int64
 		firstErr  string
 		sent      int
 		wg        sync.WaitGroup
@@ -321,15 +633,16 @@ func load(ctx context.Context, url string, bodies [][]byte, d time.Duration, max
 		}
 		mu.Unlock()
 	}
+	cpu0 := cpuSelf()
 	start := time.Now()
 	for _, body := range bodies {
 		wg.Go(func() {
 			local := make([]time.Duration, 0, 4096)
-			bad := 0
+			var bad int64
 			defer func() {
 				mu.Lock()
 				latencies = append(latencies, local...)
-				errors += bad
+				errs += bad
 				mu.Unlock()
 			}()
 			for ctx.Err() == nil {
@@ -367,30 +680,163 @@ func load(ctx context.Context, url string, bodies [][]byte, d time.Duration, max
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	gen := cpuSelf() - cpu0
 	client.CloseIdleConnections()
 	slices.Sort(latencies)
-	st := stats{rps: float64(len(latencies)) / elapsed.Seconds(), errors: errors, firstErr: firstErr}
+	res := result{requests: int64(len(latencies)), elapsed: elapsed, errors: errs, firstErr: firstErr, gen: gen}
 	if n := len(latencies); n > 0 {
-		st.p50 = latencies[n/2]
-		st.p99 = latencies[n*99/100]
+		res.p50 = latencies[n/2]
+		res.p99 = latencies[n*99/100]
 	}
-	return st
+	return res
 }
 
-func median(xs []stats) stats {
-	slices.SortFunc(xs, func(a, b stats) int { return int(a.rps - b.rps) })
-	return xs[len(xs)/2]
+// findWrk returns wrk's path, installing the Debian package when missing
+// and root.
+func findWrk() (string, error) {
+	if p, err := exec.LookPath("wrk"); err == nil {
+		return p, nil
+	}
+	if os.Geteuid() != 0 {
+		return "", errors.New("wrk is not installed: install the Debian package (sudo apt-get install -y wrk) and run again, or use -wrk=false")
+	}
+	if _, err := exec.LookPath("apt-get"); err != nil {
+		return "", errors.New("wrk is not installed, and there is no apt-get to install it with: install wrk and run again, or use -wrk=false")
+	}
+	fmt.Fprintln(os.Stderr, "wrk is not installed: apt-get install -y wrk")
+	install := func(args ...string) error {
+		cmd := exec.Command("apt-get", args...)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		return cmd.Run()
+	}
+	if err := install("install", "-y", "wrk"); err != nil {
+		// The package lists may be missing or stale.
+		if err := install("update"); err != nil {
+			return "", fmt.Errorf("apt-get update: %w", err)
+		}
+		if err := install("install", "-y", "wrk"); err != nil {
+			return "", fmt.Errorf("apt-get install -y wrk: %w; install wrk and run again", err)
+		}
+	}
+	return exec.LookPath("wrk")
+}
+
+// luaString quotes s as a Lua 5.1 string literal.
+func luaString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c >= 0x7f:
+			fmt.Fprintf(&b, "\\%03d", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// script is the wrk Lua script for a server: one static request (wrk
+// builds it once), and done prints the figures on one line. With check, a
+// response hook counts non-2xx answers and bodies without expect.
+func script(expect string, check bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "wrk.method = \"POST\"\nwrk.body = %s\n", luaString(string(body)))
+	fmt.Fprintf(&b, "wrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"Authorization\"] = %s\n", luaString("Bearer "+token))
+	fmt.Fprintf(&b, "local expect = %s\n", luaString(expect))
+	b.WriteString(`
+local threads = {}
+
+function setup(thread)
+  table.insert(threads, thread)
+end
+
+function init(args)
+  bad = 0
+end
+`)
+	if check {
+		b.WriteString(`
+function response(status, headers, body)
+  if status < 200 or status > 299 or not string.find(body, expect, 1, true) then
+    bad = bad + 1
+  end
+end
+`)
+	}
+	b.WriteString(`
+function done(summary, latency, requests)
+  local nbad = 0
+  for _, t in ipairs(threads) do
+    nbad = nbad + (t:get("bad") or 0)
+  end
+  local e = summary.errors
+  io.write(string.format("BENCH requests=%d duration_us=%d p50_us=%.0f p99_us=%.0f errors=%d bad=%d\n",
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    e.connect + e.read + e.write + e.status + e.timeout, nbad))
+end
+`)
+	return b.String()
+}
+
+// loadWrk runs wrk against srv with c connections for d.
+func loadWrk(ctx context.Context, wrk, dir string, srv *child, c, threads int, d time.Duration, check bool) (result, error) {
+	var res result
+	path := filepath.Join(dir, srv.role+".lua")
+	if err := os.WriteFile(path, []byte(script(srv.expect, check)), 0o600); err != nil {
+		return res, err
+	}
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	threads = min(threads, c)
+	secs := max(1, int(d.Round(time.Second)/time.Second))
+	cmd := exec.CommandContext(ctx, wrk, "-t", strconv.Itoa(threads), "-c", strconv.Itoa(c), "-d", strconv.Itoa(secs)+"s",
+		"--latency", "-s", path, srv.url)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return res, fmt.Errorf("wrk: %w: %s", err, out)
+	}
+	res.gen = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	var line string
+	for l := range strings.Lines(string(out)) {
+		if strings.HasPrefix(l, "BENCH ") {
+			line = strings.TrimSpace(l)
+		}
+	}
+	var durUS, p50, p99, bad int64
+	if _, err := fmt.Sscanf(line, "BENCH requests=%d duration_us=%d p50_us=%d p99_us=%d errors=%d bad=%d",
+		&res.requests, &durUS, &p50, &p99, &res.errors, &bad); err != nil {
+		return res, fmt.Errorf("reading wrk's output: %w: %s", err, out)
+	}
+	res.errors += bad
+	res.elapsed = time.Duration(durUS) * time.Microsecond
+	res.p50, res.p99 = time.Duration(p50)*time.Microsecond, time.Duration(p99)*time.Microsecond
+	if res.errors > 0 {
+		res.firstErr = "wrk said:\n" + string(out)
+	}
+	return res, nil
 }
 
 // config is a run's flags.
 type config struct {
-	levels  string
-	rounds  int
-	d       time.Duration
-	max     int
-	profile string
-	store   string // memory, sqlite or a postgres:// URL
-	session bool
+	levels      string
+	rounds      int
+	d           time.Duration
+	warmup      time.Duration
+	wrk         bool
+	threads     int
+	check       bool
+	max         int
+	profile     string
+	bareProfile string
+	store       string // sqlite or a postgres:// URL
+	session     bool
 }
 
 // pgSchema creates a schema named bench_<random> in the database at dbURL
@@ -425,14 +871,57 @@ func pgSchema(ctx context.Context, dbURL string) (string, func() error, error) {
 	return u.String(), drop, nil
 }
 
+// clockTick is the length of a /proc clock tick (USER_HZ, 100 on Linux).
+func clockTick() time.Duration {
+	hz := 100
+	if out, err := exec.Command("getconf", "CLK_TCK").Output(); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(out))); err == nil && n > 0 {
+			hz = n
+		}
+	}
+	return time.Second / time.Duration(hz)
+}
+
+// loadAverage is the first three fields of /proc/loadavg.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "MISSED"
+}
+
 func measure(ctx context.Context, cfg config) (err error) {
+	var levels []int
+	for field := range strings.SplitSeq(cfg.levels, ",") {
+		c, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || c < 1 || c > 1000 {
+			return fmt.Errorf("bad concurrency %q (1 to 1000: the sdk allows 1024 connections)", field)
+		}
+		levels = append(levels, c)
+	}
+	if cfg.rounds < 1 {
+		return errors.New("-rounds must be at least 1")
+	}
+	if cfg.session && cfg.wrk {
+		return errors.New("-session needs -wrk=false: a session takes one call at a time, and wrk cannot bind a connection to a session")
+	}
 	storeArg := cfg.store
 	var storeLabel string
 	switch {
-	case cfg.store == "memory":
-		storeLabel = "memory (host.Options.Store nil: store/memory)"
 	case cfg.store == "sqlite":
-		storeLabel = "sqlite (store/sqlite, a file in a temporary directory)"
+		storeLabel = "sqlite (agent-sdk serve's default: <state>/agent.db, in a temporary directory)"
 	case isPostgres(cfg.store):
 		var drop func() error
 		storeArg, drop, err = pgSchema(ctx, cfg.store)
@@ -445,66 +934,217 @@ func measure(ctx context.Context, cfg config) (err error) {
 			}
 		}()
 		u, _ := url.Parse(storeArg)
-		storeLabel = "postgres (store/postgres, schema " + u.Query().Get("search_path") + " of " + u.Redacted() + ")"
+		storeLabel = "postgres (schema " + u.Query().Get("search_path") + " of " + u.Redacted() + ")"
 	default:
-		return fmt.Errorf("unknown store %q: want memory, sqlite or a postgres:// URL", cfg.store)
+		return fmt.Errorf("unknown store %q: want sqlite or a postgres:// URL", cfg.store)
 	}
-	sdk, err := startServer("sdk", cfg.profile, storeArg)
+	var wrk, dir string
+	if cfg.wrk {
+		if wrk, err = findWrk(); err != nil {
+			return err
+		}
+		if dir, err = os.MkdirTemp("", "bench-load-wrk"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	}
+	sdk, err := startChild("sdk", "-store", storeArg, "-cpuprofile", cfg.profile)
 	if err != nil {
 		return err
 	}
 	defer sdk.stop()
-	bareSrv, err := startServer("bare", "", "memory")
+	bareSrv, err := startChild("bare", "-cpuprofile", cfg.bareProfile)
 	if err != nil {
 		return err
 	}
 	defer bareSrv.stop()
-	// sdkBodies returns the sdk workers' bodies for a run of c.
-	sdkBodies := func(c int) ([][]byte, error) {
-		if !cfg.session {
-			return same(c), nil
+	servers := []*child{sdk, bareSrv}
+	for _, s := range servers {
+		if err := s.checkAnswer(ctx); err != nil {
+			return err
 		}
-		return sdk.openSessions(ctx, c)
+	}
+	tick := clockTick()
+	canReset := sdk.resetPeak() && bareSrv.resetPeak()
+
+	// bodies returns the workers' bodies for a run of c on s.
+	bodies := func(s *child, c int) ([][]byte, error) {
+		if s == sdk && cfg.session {
+			return sdk.openSessions(ctx, c)
+		}
+		return same(c), nil
+	}
+	// run is one run on s at c for d, with the server's CPU, allocations
+	// and peak RSS around it.
+	run := func(s *child, c int, d time.Duration) (result, error) {
+		var bs [][]byte
+		if !cfg.wrk {
+			var err error
+			if bs, err = bodies(s, c); err != nil {
+				return result{}, err
+			}
+		}
+		before, err := s.usage(tick)
+		if err != nil {
+			return result{}, err
+		}
+		reset := canReset && s.resetPeak()
+		peak := s.watchRSS(reset)
+		var res result
+		if cfg.wrk {
+			res, err = loadWrk(ctx, wrk, dir, s, c, cfg.threads, d, cfg.check)
+		} else {
+			res = loadGo(ctx, s.url, bs, d, cfg.max)
+		}
+		res.peakRSS = peak()
+		if err != nil {
+			return res, err
+		}
+		after, err := s.usage(tick)
+		if err != nil {
+			return res, err
+		}
+		res.cpu = after.cpu - before.cpu
+		res.mallocs, res.bytes = after.mallocs-before.mallocs, after.bytes-before.bytes
+		return res, nil
+	}
+
+	gen := "Go net/http client (-wrk=false), one goroutine per connection"
+	if cfg.wrk {
+		threads := "min(c, CPUs)"
+		if cfg.threads > 0 {
+			threads = strconv.Itoa(cfg.threads) + " (at most c)"
+		}
+		gen = fmt.Sprintf("wrk (%s, %s threads", wrk, threads)
+		if cfg.check {
+			gen += ", every answer checked in Lua"
+		}
+		gen += ")"
 	}
 	mode := "outside any session (the store is not touched)"
 	if cfg.session {
 		mode = "session-bound (a session per worker, opened before each run; every call writes the store)"
 	}
-	fmt.Printf("sdk store: %s\nsdk calls: %s\n", storeLabel, mode)
-	// Warm both up.
-	warm, err := sdkBodies(4)
-	if err != nil {
-		return err
+	fmt.Printf("sdk:  agentmain.Main serve, as agent-sdk serve runs it: POST /%s/v1/tools/inspect_pr, bearer token, default limits,\n", slug)
+	fmt.Printf("      request log in the default text format to a file; store %s; calls %s\n", storeLabel, mode)
+	fmt.Printf("bare: http.Serve, one handler decoding the same body and encoding the same answer; no auth, no validation, no log\n")
+	fmt.Printf("load: %s\n", gen)
+	fmt.Printf("%d CPUs; load average at start %s; %d round(s) of %s per level; each column the median over the rounds (peak RSS: the highest)\n",
+		runtime.NumCPU(), loadAverage(), cfg.rounds, cfg.d)
+	if !canReset {
+		fmt.Println("(VmHWM cannot be reset here: peak RSS is the highest of the 100 ms samples of VmRSS)")
 	}
-	load(ctx, sdk.url, warm, time.Second, cfg.max)
-	load(ctx, bareSrv.url, same(4), time.Second, cfg.max)
-	fmt.Printf("%-4s %-6s %12s %10s %10s %8s\n", "c", "server", "req/s", "p50", "p99", "errors")
-	for _, field := range strings.Split(cfg.levels, ",") {
-		c, err := strconv.Atoi(strings.TrimSpace(field))
-		if err != nil || c < 1 || c > 1024 {
-			return fmt.Errorf("bad concurrency %q", field)
+
+	for _, s := range servers {
+		if _, err := run(s, min(4, slices.Max(levels)), cfg.warmup); err != nil {
+			return fmt.Errorf("warming up %s: %w", s.role, err)
 		}
-		var s, b []stats
-		for range cfg.rounds {
-			bodies, err := sdkBodies(c)
-			if err != nil {
-				return err
-			}
-			s = append(s, load(ctx, sdk.url, bodies, cfg.d, cfg.max))
-			b = append(b, load(ctx, bareSrv.url, same(c), cfg.d, cfg.max))
-			if ctx.Err() != nil {
-				return errors.New("interrupted")
+	}
+	for i, path := range []string{cfg.profile, cfg.bareProfile} {
+		if path == "" {
+			continue
+		}
+		if answer, err := servers[i].ask("profile"); err != nil || answer != "ok" {
+			return fmt.Errorf("starting the %s server's CPU profile: %v %s", servers[i].role, err, answer)
+		}
+	}
+
+	type summary struct {
+		rps, p50, p99, cpu, gen, allocs, kb float64
+		peak                                int64
+		errors                              int64
+	}
+	var (
+		rps32, p50at1 [2]float64 // sdk, bare
+		has32, has1   bool
+		sdkPeak       int64
+	)
+	fmt.Printf("\n%-4s %-5s %9s %9s %9s %11s %11s %11s %8s %10s %7s\n",
+		"c", "server", "req/s", "p50", "p99", "cpu µs/req", "gen µs/req", "allocs/req", "KB/req", "peak MiB", "errors")
+	for _, c := range levels {
+		runs := make([][]result, len(servers))
+		for r := range cfg.rounds {
+			for k := range servers {
+				i := (k + r) % len(servers)
+				res, err := run(servers[i], c, cfg.d)
+				if err != nil {
+					return fmt.Errorf("%s at c=%d: %w", servers[i].role, c, err)
+				}
+				if res.firstErr != "" {
+					fmt.Fprintf(os.Stderr, "%s at c=%d: %d errors; the first: %s\n", servers[i].role, c, res.errors, res.firstErr)
+				}
+				runs[i] = append(runs[i], res)
+				if ctx.Err() != nil {
+					return errors.New("interrupted")
+				}
 			}
 		}
-		for _, st := range slices.Concat(s, b) {
-			if st.firstErr != "" {
-				fmt.Fprintf(os.Stderr, "c=%d: %d failed requests, the first: %s\n", c, st.errors, st.firstErr)
+		sums := make([]summary, len(servers))
+		for i, s := range servers {
+			col := func(f func(result) float64) float64 {
+				xs := make([]float64, 0, len(runs[i]))
+				for _, r := range runs[i] {
+					xs = append(xs, f(r))
+				}
+				slices.Sort(xs)
+				return xs[len(xs)/2]
 			}
+			sum := summary{
+				rps:    col(result.rps),
+				p50:    col(func(r result) float64 { return float64(r.p50) }),
+				p99:    col(func(r result) float64 { return float64(r.p99) }),
+				cpu:    col(func(r result) float64 { return r.perReq(float64(r.cpu) / 1e3) }),
+				gen:    col(func(r result) float64 { return r.perReq(float64(r.gen) / 1e3) }),
+				allocs: col(func(r result) float64 { return r.perReq(float64(r.mallocs)) }),
+				kb:     col(func(r result) float64 { return r.perReq(float64(r.bytes)) / 1024 }),
+			}
+			for _, r := range runs[i] {
+				sum.peak = max(sum.peak, r.peakRSS)
+				sum.errors += r.errors
+			}
+			sums[i] = sum
+			fmt.Printf("%-4d %-6s %9.0f %9s %9s %11.1f %11.1f %11.1f %8.1f %10.1f %7d\n", c, s.role, sum.rps,
+				time.Duration(sum.p50).Round(time.Microsecond), time.Duration(sum.p99).Round(time.Microsecond),
+				sum.cpu, sum.gen, sum.allocs, sum.kb, float64(sum.peak)/mib, sum.errors)
 		}
-		ms, mb := median(s), median(b)
-		fmt.Printf("%-4d %-6s %12.0f %10s %10s %8d\n", c, "sdk", ms.rps, ms.p50.Round(time.Microsecond), ms.p99.Round(time.Microsecond), ms.errors)
-		fmt.Printf("%-4d %-6s %12.0f %10s %10s %8d\n", c, "bare", mb.rps, mb.p50.Round(time.Microsecond), mb.p99.Round(time.Microsecond), mb.errors)
-		fmt.Printf("%-4d ratio  %12.2fx (sdk req/s / bare req/s)\n", c, ms.rps/mb.rps)
+		sdkPeak = max(sdkPeak, sums[0].peak)
+		fmt.Printf("%-4d sdk/bare: req/s %.3fx  p50 %.3fx  p99 %.3fx  cpu/req %.3fx\n\n", c,
+			sums[0].rps/sums[1].rps, sums[0].p50/sums[1].p50, sums[0].p99/sums[1].p99, sums[0].cpu/sums[1].cpu)
+		if c == rpsLevel {
+			rps32, has32 = [2]float64{sums[0].rps, sums[1].rps}, true
+		}
+		if c == p50Level {
+			p50at1, has1 = [2]float64{sums[0].p50, sums[1].p50}, true
+		}
+	}
+
+	fmt.Println("issue #15's targets:")
+	if has32 {
+		x := rps32[0] / rps32[1]
+		fmt.Printf("  req/s at c=%d: sdk/bare %.3fx (target ≥ %.2fx): %s\n", rpsLevel, x, rpsTarget, verdict(x >= rpsTarget))
+	} else {
+		fmt.Printf("  req/s at c=%d: not measured (-c has no %d)\n", rpsLevel, rpsLevel)
+	}
+	if has1 {
+		x := p50at1[0] / p50at1[1]
+		fmt.Printf("  p50 at c=%d:    sdk/bare %.3fx (target ≤ %.1fx): %s\n", p50Level, x, p50Target, verdict(x <= p50Target))
+	} else {
+		fmt.Printf("  p50 at c=%d: not measured (-c has no %d)\n", p50Level, p50Level)
+	}
+	fmt.Printf("  sdk peak RSS:   %.1f MiB over the measured runs (target ≤ %d MiB): %s\n", float64(sdkPeak)/mib, rssTarget, verdict(sdkPeak <= rssTarget*mib))
+	for _, s := range servers {
+		if _, hwm, err := s.memory(); err == nil && !canReset {
+			fmt.Printf("  (%s VmHWM since start, warm-up included: %.1f MiB)\n", s.role, float64(hwm)/mib)
+		}
+	}
+	if fi, err := os.Stat(sdk.logPath); err == nil {
+		fmt.Printf("the sdk's request log: %d bytes written to %s (removed at the end)\n", fi.Size(), sdk.logPath)
+	}
+	fmt.Printf("load average at the end: %s\n", loadAverage())
+	for i, path := range []string{cfg.profile, cfg.bareProfile} {
+		if path != "" {
+			fmt.Printf("the %s server's CPU profile of the measured runs is written to %s when it stops: go tool pprof -top %s\n", servers[i].role, path, path)
+		}
 	}
 	return nil
 }
