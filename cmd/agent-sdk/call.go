@@ -152,8 +152,19 @@ type remoteCall struct {
 // run makes the call, prints the outcome and exits as call does: for a
 // call parked for approval, it says how to decide it and waits for the
 // outcome, unless noWait.
+//
+// On a terminal, standard error shows the call's progress and live output
+// on a line rewritten in place while it runs (the host streams them), and
+// cleared before the outcome is printed; elsewhere the call is made as it
+// always was, with nothing extra.
 func (r remoteCall) run(ctx context.Context, c *client.Client) error {
-	out, err := c.CallTool(ctx, r.tool, r.input, &client.CallOptions{SessionID: r.session})
+	opts := &client.CallOptions{SessionID: r.session}
+	line := r.progressLine(os.Stderr)
+	if line != nil {
+		opts.Progress = line.update
+	}
+	out, err := c.CallTool(ctx, r.tool, r.input, opts)
+	line.clear()
 	var pending *client.PendingError
 	if !errors.As(err, &pending) {
 		if err != nil {
@@ -178,6 +189,18 @@ func (r remoteCall) run(ctx context.Context, c *client.Client) error {
 	}
 	printAnswer(os.Stdout, done)
 	return toolError(done.IsError)
+}
+
+// progressLine returns the line that shows the call's progress on f, or
+// nil when f is not a terminal (or a dumb one).
+func (r remoteCall) progressLine(f *os.File) *callProgress {
+	if _, ok := terminalWidth(f); !ok || os.Getenv("TERM") == "dumb" {
+		return nil
+	}
+	return &callProgress{w: f, color: colorWanted(true), tool: r.tool, width: func() int {
+		n, _ := terminalWidth(f)
+		return n
+	}}
 }
 
 // callFailure turns a refused call into an exit, printing the host's

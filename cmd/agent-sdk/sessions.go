@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -96,8 +96,8 @@ func newSend() *cobra.Command {
 		Use:   "send SESSION MESSAGE",
 		Short: "Send a message to a session (or \"new\" to open one); the model turn starts",
 		Long: `send starts a model turn with MESSAGE in SESSION, or in a new session when SESSION
-is "new", and prints the session and turn ids. With --follow it then prints the
-turn's events until it ends, exiting 1 if it failed. A session whose turn is
+is "new", and prints the session and turn ids. With --follow it then shows the
+turn as it runs (as events does) until it ends, exiting 1 if it failed. A session whose turn is
 still running answers 409 session_busy (exit 2). A new session with --cloud runs
 its turns on a runner (agent-sdk runner) instead of in the host.`,
 		Example: `  agent-sdk send new "Inspect https://github.com/acme/checkout/pull/42" --url http://127.0.0.1:3000/quickstart --follow
@@ -126,7 +126,7 @@ its turns on a runner (agent-sdk runner) instead of in the host.`,
 				fmt.Println(ans.SessionID)
 				return nil
 			}
-			return tail(cmd.Context(), c, ans.SessionID, 0, ans.TurnID, asJSON)
+			return tail(cmd.Context(), c, ans.SessionID, 0, ans.TurnID, newEventPrinter(asJSON, f.url))
 		},
 	}
 	f.register(cmd)
@@ -149,7 +149,11 @@ func newEvents() *cobra.Command {
 		Short: "Print a session's event stream, following it as it grows",
 		Long: `events prints SESSION's events from the start (or after --after N) and keeps
 following the live stream until interrupted; --no-follow stops at the last
-stored event. Human-readable by default, one JSON object a line with --json.`,
+stored event. By default it shows the conversation for people: the assistant's
+text as it streams, each tool call on a line that fills in with its progress and
+outcome (rewritten in place on a terminal, in colour unless NO_COLOR is set), a
+parked call with the commands that decide it. --json prints the events as they
+come, one JSON object a line.`,
 		Example: `  agent-sdk events sess_abc --url http://127.0.0.1:3000/quickstart
   agent-sdk events sess_abc --url http://127.0.0.1:3000/quickstart --json --after 10 --no-follow`,
 		Args: cobra.ExactArgs(1),
@@ -158,16 +162,18 @@ stored event. Human-readable by default, one JSON object a line with --json.`,
 			if err != nil {
 				return err
 			}
+			out := newEventPrinter(asJSON, f.url)
 			if !noFollow {
-				return tail(cmd.Context(), c, args[0], after, "", asJSON)
+				return tail(cmd.Context(), c, args[0], after, "", out)
 			}
+			defer out.end()
 			for {
 				evs, err := c.StoredEvents(cmd.Context(), args[0], after, 10000)
 				if err != nil {
 					return remoteError(err)
 				}
 				for _, e := range evs {
-					printEvent(e, asJSON)
+					out.event(e)
 					after = e.Seq
 				}
 				if len(evs) < 10000 {
@@ -183,9 +189,40 @@ stored event. Human-readable by default, one JSON object a line with --json.`,
 	return cmd
 }
 
+// eventPrinter prints a session's events as they come: the human view
+// (*view) or, for machines, JSON lines (jsonEvents). end finishes the
+// output once the last event is printed.
+type eventPrinter interface {
+	event(api.Event)
+	end()
+}
+
+// newEventPrinter returns the printer of the events commands on standard
+// output: JSON lines with --json, else the view (url is the host's --url,
+// for the commands it shows).
+func newEventPrinter(asJSON bool, url string) eventPrinter {
+	if asJSON {
+		return jsonEvents{os.Stdout}
+	}
+	return newView(os.Stdout, url)
+}
+
+// jsonEvents prints each event as it came, one JSON object a line, with
+// <, > and & as they are.
+type jsonEvents struct{ w io.Writer }
+
+func (j jsonEvents) event(e api.Event) {
+	enc := json.NewEncoder(j.w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(e)
+}
+
+func (jsonEvents) end() {}
+
 // tail follows a session's event stream, printing events. With untilTurn
 // set it returns when that turn ends (exit 1 if it failed).
-func tail(ctx context.Context, c *client.Client, sessionID string, after int64, untilTurn string, asJSON bool) error {
+func tail(ctx context.Context, c *client.Client, sessionID string, after int64, untilTurn string, out eventPrinter) error {
+	defer out.end()
 	for e, err := range c.Events(ctx, sessionID, after) {
 		if errors.Is(err, client.ErrStreamEnded) {
 			return nil // the host shut down
@@ -198,7 +235,7 @@ func tail(ctx context.Context, c *client.Client, sessionID string, after int64, 
 			}
 			return exitWith(command.ExitFailure, "reading the event stream: %v", err)
 		}
-		printEvent(e, asJSON)
+		out.event(e)
 		if untilTurn != "" && e.TurnID == untilTurn {
 			switch e.Kind {
 			case api.KindTurnCompleted:
@@ -209,47 +246,4 @@ func tail(ctx context.Context, c *client.Client, sessionID string, after int64, 
 		}
 	}
 	return nil
-}
-
-// printEvent prints one event: JSON as it came, or a line for people.
-func printEvent(e api.Event, asJSON bool) {
-	if asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetEscapeHTML(false)
-		enc.Encode(e)
-		return
-	}
-	fmt.Printf("%5d  %-18s %s\n", e.Seq, e.Kind, summary(e))
-}
-
-// summary says what an event holds, in a few words.
-func summary(e api.Event) string {
-	p := api.PayloadOf(e.Kind)
-	if p == nil || json.Unmarshal(e.Data, p) != nil {
-		return ""
-	}
-	switch p := p.(type) {
-	case *api.MessageDelta:
-		return fmt.Sprintf("%q", p.Text)
-	case *api.Message:
-		return p.Role + ": " + p.Text
-	case *api.ActionsRequested:
-		var names []string
-		for _, a := range p.Actions {
-			names = append(names, a.Tool+" "+a.CallID)
-		}
-		return strings.Join(names, ", ")
-	case *api.ActionResult:
-		res := plainJSON(p.Result)
-		if len(res) > 200 {
-			res = append(res[:200], "…"...)
-		}
-		return fmt.Sprintf("%s %s isError=%v %s", p.Tool, p.CallID, p.IsError, res)
-	case *api.TurnFailed:
-		return p.Reason
-	case *api.TurnStarted, *api.SessionCreated:
-		b, _ := json.Marshal(p)
-		return string(b)
-	}
-	return ""
 }

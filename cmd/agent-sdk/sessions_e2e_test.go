@@ -73,8 +73,8 @@ func TestSessionsAndRestart(t *testing.T) {
 
 	// A turn, followed from the CLI: both tools run, the model answers.
 	r := run(t, dir, "", "send", "new", "Say hello to Ada", "--url", url, "--follow")
-	if r.code != 0 || !strings.Contains(r.stdout, "action.result      hello") || !strings.Contains(r.stdout, "action.result      echo") ||
-		!strings.Contains(r.stdout, "assistant: Said hello.") || !strings.Contains(r.stdout, "turn.completed") {
+	if r.code != 0 || !strings.Contains(r.stdout, "\n✓ hello ") || !strings.Contains(r.stdout, "\n✓ echo ") ||
+		!strings.Contains(r.stdout, "\nSaid hello.\n") || !strings.Contains(r.stdout, "── turn completed") {
 		t.Fatalf("send --follow: %+v", r)
 	}
 	if !fake.Contains(0, `"system":[{"text":"Be brief."`) || !fake.Contains(1, "Hello, Ada!") || !fake.Contains(1, `{\"message\":\"hi\"}`) {
@@ -135,7 +135,7 @@ func TestSessionsAndRestart(t *testing.T) {
 	// The session takes new turns.
 	fake.SetDefault(fakemodel.Reply{Text: []string{"Back."}})
 	r = run(t, dir, "", "send", hung, "still there?", "--url", strings.TrimSuffix(s2.base, "/v1"), "--follow")
-	if r.code != 0 || !strings.Contains(r.stdout, "assistant: Back.") {
+	if r.code != 0 || !strings.Contains(r.stdout, "\nBack.\n") {
 		t.Errorf("a turn after the restart: %+v", r)
 	}
 	r = run(t, dir, "", "events", hung, "--url", strings.TrimSuffix(s2.base, "/v1"), "--no-follow", "--json")
