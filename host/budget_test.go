@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -13,9 +12,6 @@ import (
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/fakemodel"
-	"github.com/agentsdk/agentsdk/model"
-	"github.com/agentsdk/agentsdk/model/anthropic"
-	"github.com/agentsdk/agentsdk/store/sqlite"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -50,20 +46,7 @@ func budgetHost(t *testing.T, script ...fakemodel.Reply) (*host.Host, *fakemodel
 			return rows, nil
 		})
 	set, _ := tool.NewSet(big, huge)
-	state := t.TempDir()
-	st, err := sqlite.Open(context.Background(), filepath.Join(state, "agent.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := fakemodel.New(script...)
-	t.Cleanup(fake.Close)
-	p, _ := anthropic.New(model.Config{Name: "fake", APIKey: "k", BaseURL: fake.AnthropicURL(), MaxTokens: 10})
-	h, err := host.New(set, &host.Options{StateRoot: state, Store: st, Model: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close(); st.Close() })
-	return h, fake
+	return modelHost(t, set, host.Options{}, script...)
 }
 
 // A 300 KiB result in a model turn reaches the model (and the stream) as a

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,9 +13,6 @@ import (
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/fakemodel"
-	"github.com/agentsdk/agentsdk/model"
-	"github.com/agentsdk/agentsdk/model/anthropic"
-	"github.com/agentsdk/agentsdk/store/sqlite"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -57,19 +53,7 @@ func limitsHost(t *testing.T, cfg tool.Config, g *gauge, script ...fakemodel.Rep
 		t.Fatal(err)
 	}
 	set, _ := tool.NewSet(limited)
-	state := t.TempDir()
-	st, err := sqlite.Open(context.Background(), filepath.Join(state, "agent.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := fakemodel.New(script...)
-	t.Cleanup(fake.Close)
-	p, _ := anthropic.New(model.Config{Name: "fake", APIKey: "k", BaseURL: fake.AnthropicURL(), MaxTokens: 10})
-	h, err := host.New(set, &host.Options{StateRoot: state, Store: st, Model: p, ToolConcurrency: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close(); st.Close() })
+	h, _ := modelHost(t, set, host.Options{ToolConcurrency: 8}, script...)
 	return h
 }
 

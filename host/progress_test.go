@@ -2,7 +2,6 @@ package host_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,9 +9,6 @@ import (
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/fakemodel"
-	"github.com/agentsdk/agentsdk/model"
-	"github.com/agentsdk/agentsdk/model/anthropic"
-	"github.com/agentsdk/agentsdk/store/sqlite"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -26,19 +22,7 @@ func TestScriptStderrIsLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	set, _ := tool.NewSet(slowly)
-	fake := fakemodel.New(fakemodel.Reply{Calls: []fakemodel.Call{{ID: "c1", Name: "slowly", Input: `{}`}}}, fakemodel.Reply{Text: []string{"Done."}})
-	t.Cleanup(fake.Close)
-	state := t.TempDir()
-	st, err := sqlite.Open(context.Background(), filepath.Join(state, "agent.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := anthropic.New(model.Config{Name: "fake", APIKey: "k", BaseURL: fake.AnthropicURL(), MaxTokens: 10})
-	h, err := host.New(set, &host.Options{StateRoot: state, Store: st, Model: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close(); st.Close() })
+	h, fake := modelHost(t, set, host.Options{}, fakemodel.Reply{Calls: []fakemodel.Call{{ID: "c1", Name: "slowly", Input: `{}`}}}, fakemodel.Reply{Text: []string{"Done."}})
 	ctx := context.Background()
 	sess, _, _ := h.Sessions().Create(ctx, host.SessionOptions{})
 	sub := h.Sessions().Subscribe(sess.ID)
