@@ -109,7 +109,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -118,11 +117,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"reflect"
@@ -138,6 +135,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentsdk/agentsdk/agentmain"
+	"github.com/agentsdk/agentsdk/bench/internal/harness"
 	_ "github.com/agentsdk/agentsdk/examples/quickstart/agent/tools"
 	"github.com/agentsdk/agentsdk/store/postgres"
 )
@@ -219,30 +217,6 @@ func runServer(role, storeArg, profilePath string) int {
 	return code
 }
 
-// control answers the parent's lines on stdin, then calls stop at EOF.
-func control(profilePath string, stop func()) {
-	sc := bufio.NewScanner(os.Stdin)
-	for sc.Scan() {
-		switch sc.Text() {
-		case "stats":
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			fmt.Println(m.Mallocs, m.TotalAlloc)
-		case "profile":
-			answer := "ok"
-			if profilePath != "" {
-				if f, err := os.Create(profilePath); err != nil {
-					answer = err.Error()
-				} else if err := pprof.StartCPUProfile(f); err != nil {
-					answer = err.Error()
-				}
-			}
-			fmt.Println(answer)
-		}
-	}
-	stop()
-}
-
 // runSDK runs the agent binary's serve command as agent-sdk serve does, its
 // stderr (the request log) a file.
 func runSDK(storeArg, profilePath string) int {
@@ -288,7 +262,7 @@ func runSDK(storeArg, profilePath string) int {
 			if _, rest, ok := bytes.Cut(b, prefix); ok {
 				if addr, _, ok := bytes.Cut(rest, []byte("/")); ok {
 					fmt.Println(string(addr), logPath)
-					go control(profilePath, cancel)
+					go harness.Control(profilePath, cancel)
 					return
 				}
 			}
@@ -310,14 +284,7 @@ func runSDK(storeArg, profilePath string) int {
 }
 
 func runBare(profilePath string) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	fmt.Println(ln.Addr().String(), "-")
-	go control(profilePath, func() { ln.Close() })
-	if err := http.Serve(ln, http.HandlerFunc(bare)); err != nil && !errors.Is(err, net.ErrClosed) {
+	if err := harness.Serve(http.HandlerFunc(bare), "-", profilePath); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -341,99 +308,30 @@ func bare(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(map[string]any{"ok": true, "result": result})
 }
 
-// child is a server process.
+// child is a server process and the endpoint measured on it.
 type child struct {
-	role    string
-	base    string // http://127.0.0.1:port
-	url     string // the endpoint measured
-	logPath string // sdk: its request log
-	stdin   io.WriteCloser
-	stdout  *bufio.Reader
-	cmd     *exec.Cmd
-	expect  string // what every right answer's body holds: "result":<inspect_pr's>
+	*harness.Child
+	url    string // the endpoint measured
+	expect string // what every right answer's body holds: "result":<inspect_pr's>
 }
 
+// startChild starts a server (harness.Start) and sets the endpoint measured
+// on it.
 func startChild(role string, args ...string) (*child, error) {
-	self, err := os.Executable()
+	hc, err := harness.Start(role, args...)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, append([]string{"-serve", role}, args...)...)
-	cmd.Stderr = os.Stderr
-	stdin, _ := cmd.StdinPipe()
-	stdoutPipe, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	stdout := bufio.NewReader(stdoutPipe)
-	line, err := stdout.ReadString('\n')
-	if err != nil {
-		stdin.Close()
-		cmd.Wait()
-		return nil, fmt.Errorf("starting the %s server: %w", role, err)
-	}
-	addr, logPath, _ := strings.Cut(strings.TrimSpace(line), " ")
-	c := &child{role: role, base: "http://" + addr, stdin: stdin, stdout: stdout, cmd: cmd}
-	c.url = c.base + "/inspect_pr"
+	c := &child{Child: hc, url: hc.Base + "/inspect_pr"}
 	if role == "sdk" {
-		c.url = c.base + "/" + slug + "/v1/tools/inspect_pr"
-		c.logPath = logPath
+		c.url = c.Base + "/" + slug + "/v1/tools/inspect_pr"
 	}
 	return c, nil
 }
 
-func (c *child) stop() { c.stdin.Close(); c.cmd.Wait() }
-
-// ask sends the child a line and returns its answer.
-func (c *child) ask(line string) (string, error) {
-	if _, err := io.WriteString(c.stdin, line+"\n"); err != nil {
-		return "", err
-	}
-	answer, err := c.stdout.ReadString('\n')
-	return strings.TrimSpace(answer), err
-}
-
-// usage is a child's CPU and allocation counters at one moment.
-type usage struct {
-	cpu            time.Duration // utime+stime
-	mallocs, bytes uint64
-}
-
-func (c *child) usage(tick time.Duration) (usage, error) {
-	var u usage
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
-	if err != nil {
-		return u, err
-	}
-	// The fields after the command name, which is in parentheses: state is
-	// field 3, utime 14, stime 15.
-	i := bytes.LastIndexByte(stat, ')')
-	var f []string
-	if i >= 0 {
-		f = strings.Fields(string(stat[i+1:]))
-	}
-	if len(f) < 13 {
-		return u, fmt.Errorf("reading /proc/%d/stat: %q", c.cmd.Process.Pid, stat)
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return u, err
-	}
-	u.cpu = time.Duration(ut+st) * tick
-	line, err := c.ask("stats")
-	if err != nil {
-		return u, err
-	}
-	if _, err := fmt.Sscan(line, &u.mallocs, &u.bytes); err != nil {
-		return u, fmt.Errorf("the %s server's stats %q: %w", c.role, line, err)
-	}
-	return u, nil
-}
-
 // memory returns the child's VmRSS and VmHWM in bytes.
 func (c *child) memory() (rss, hwm int64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.Pid()))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -444,7 +342,7 @@ func (c *child) memory() (rss, hwm int64, err error) {
 		}
 		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 10, 64)
 		if err != nil {
-			return 0, 0, fmt.Errorf("%s in /proc/%d/status: %w", name, c.cmd.Process.Pid, err)
+			return 0, 0, fmt.Errorf("%s in /proc/%d/status: %w", name, c.Pid(), err)
 		}
 		if name == "VmRSS" {
 			rss = kb << 10
@@ -458,7 +356,7 @@ func (c *child) memory() (rss, hwm int64, err error) {
 // resetPeak resets the child's VmHWM to its current RSS, and reports
 // whether the kernel let it.
 func (c *child) resetPeak() bool {
-	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", c.cmd.Process.Pid), []byte("5"), 0) == nil
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", c.Pid()), []byte("5"), 0) == nil
 }
 
 // watchRSS samples the child's RSS every rssPeriod until the function it
@@ -507,12 +405,12 @@ func (c *child) checkAnswer(ctx context.Context) error {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s: %w", c.role, err)
+		return fmt.Errorf("%s: %w", c.Role, err)
 	}
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, checkLimit))
 	resp.Body.Close()
 	if err != nil {
-		return fmt.Errorf("%s: %w", c.role, err)
+		return fmt.Errorf("%s: %w", c.Role, err)
 	}
 	var got struct {
 		OK      bool            `json:"ok"`
@@ -522,11 +420,11 @@ func (c *child) checkAnswer(ctx context.Context) error {
 	var result any
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(answer, &got) != nil || !got.OK || got.IsError ||
 		json.Unmarshal(got.Result, &result) != nil || !reflect.DeepEqual(result, want) {
-		return fmt.Errorf("%s: a wrong answer to %s: %s: %s", c.role, c.url, resp.Status, bytes.TrimSpace(answer))
+		return fmt.Errorf("%s: a wrong answer to %s: %s: %s", c.Role, c.url, resp.Status, bytes.TrimSpace(answer))
 	}
 	c.expect = `"result":` + string(got.Result)
 	if !bytes.Contains(answer, []byte(c.expect)) {
-		return fmt.Errorf("%s: the answer does not hold %s: %s", c.role, c.expect, answer)
+		return fmt.Errorf("%s: the answer does not hold %s: %s", c.Role, c.expect, answer)
 	}
 	return nil
 }
@@ -542,7 +440,7 @@ func (c *child) openSessions(ctx context.Context, n int) ([][]byte, error) {
 	}
 	bodies := make([][]byte, n)
 	for i := range bodies {
-		req, _ := http.NewRequestWithContext(ctx, "POST", c.base+"/"+slug+"/v1/session", strings.NewReader(`{}`))
+		req, _ := http.NewRequestWithContext(ctx, "POST", c.Base+"/"+slug+"/v1/session", strings.NewReader(`{}`))
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
@@ -570,27 +468,10 @@ func (c *child) openSessions(ctx context.Context, n int) ([][]byte, error) {
 	return bodies, nil
 }
 
-// result is one run.
+// result is one run: the harness's figures and the server's peak RSS.
 type result struct {
-	requests int64 // answered (wrk: completed, errors included)
-	elapsed  time.Duration
-	p50, p99 time.Duration
-	errors   int64
-	firstErr string
-	cpu      time.Duration // the server's
-	gen      time.Duration // the generator's
-	mallocs  uint64
-	bytes    uint64
-	peakRSS  int64
-}
-
-func (r result) rps() float64 { return float64(r.requests) / r.elapsed.Seconds() }
-
-func (r result) perReq(x float64) float64 {
-	if r.requests == 0 {
-		return 0
-	}
-	return x / float64(r.requests)
+	harness.Result
+	peakRSS int64
 }
 
 // same returns n copies of the plain call body.
@@ -613,7 +494,7 @@ func cpuSelf() time.Duration {
 
 // loadGo sends requests with Go's client from one worker per body, each
 // sending its own, for d or max requests.
-func loadGo(ctx context.Context, url string, bodies [][]byte, d time.Duration, max int) result {
+func loadGo(ctx context.Context, url string, bodies [][]byte, d time.Duration, max int) harness.Result {
 	c := len(bodies)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c, MaxConnsPerHost: c}}
 	ctx, cancel := context.WithTimeout(ctx, d)
@@ -683,144 +564,21 @@ func loadGo(ctx context.Context, url string, bodies [][]byte, d time.Duration, m
 	gen := cpuSelf() - cpu0
 	client.CloseIdleConnections()
 	slices.Sort(latencies)
-	res := result{requests: int64(len(latencies)), elapsed: elapsed, errors: errs, firstErr: firstErr, gen: gen}
+	res := harness.Result{Requests: int64(len(latencies)), Elapsed: elapsed, Errors: errs, FirstErr: firstErr, Gen: gen}
 	if n := len(latencies); n > 0 {
-		res.p50 = latencies[n/2]
-		res.p99 = latencies[n*99/100]
+		res.P50 = latencies[n/2]
+		res.P99 = latencies[n*99/100]
 	}
 	return res
-}
-
-// findWrk returns wrk's path, installing the Debian package when missing
-// and root.
-func findWrk() (string, error) {
-	if p, err := exec.LookPath("wrk"); err == nil {
-		return p, nil
-	}
-	if os.Geteuid() != 0 {
-		return "", errors.New("wrk is not installed: install the Debian package (sudo apt-get install -y wrk) and run again, or use -wrk=false")
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		return "", errors.New("wrk is not installed, and there is no apt-get to install it with: install wrk and run again, or use -wrk=false")
-	}
-	fmt.Fprintln(os.Stderr, "wrk is not installed: apt-get install -y wrk")
-	install := func(args ...string) error {
-		cmd := exec.Command("apt-get", args...)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		return cmd.Run()
-	}
-	if err := install("install", "-y", "wrk"); err != nil {
-		// The package lists may be missing or stale.
-		if err := install("update"); err != nil {
-			return "", fmt.Errorf("apt-get update: %w", err)
-		}
-		if err := install("install", "-y", "wrk"); err != nil {
-			return "", fmt.Errorf("apt-get install -y wrk: %w; install wrk and run again", err)
-		}
-	}
-	return exec.LookPath("wrk")
-}
-
-// luaString quotes s as a Lua 5.1 string literal.
-func luaString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c < 0x20 || c >= 0x7f:
-			fmt.Fprintf(&b, "\\%03d", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
 
 // script is the wrk Lua script for a server: one static request (wrk
 // builds it once), and done prints the figures on one line. With check, a
 // response hook counts non-2xx answers and bodies without expect.
 func script(expect string, check bool) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "wrk.method = \"POST\"\nwrk.body = %s\n", luaString(string(body)))
-	fmt.Fprintf(&b, "wrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"Authorization\"] = %s\n", luaString("Bearer "+token))
-	fmt.Fprintf(&b, "local expect = %s\n", luaString(expect))
-	b.WriteString(`
-local threads = {}
-
-function setup(thread)
-  table.insert(threads, thread)
-end
-
-function init(args)
-  bad = 0
-end
-`)
-	if check {
-		b.WriteString(`
-function response(status, headers, body)
-  if status < 200 or status > 299 or not string.find(body, expect, 1, true) then
-    bad = bad + 1
-  end
-end
-`)
-	}
-	b.WriteString(`
-function done(summary, latency, requests)
-  local nbad = 0
-  for _, t in ipairs(threads) do
-    nbad = nbad + (t:get("bad") or 0)
-  end
-  local e = summary.errors
-  io.write(string.format("BENCH requests=%d duration_us=%d p50_us=%.0f p99_us=%.0f errors=%d bad=%d\n",
-    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
-    e.connect + e.read + e.write + e.status + e.timeout, nbad))
-end
-`)
-	return b.String()
-}
-
-// loadWrk runs wrk against srv with c connections for d.
-func loadWrk(ctx context.Context, wrk, dir string, srv *child, c, threads int, d time.Duration, check bool) (result, error) {
-	var res result
-	path := filepath.Join(dir, srv.role+".lua")
-	if err := os.WriteFile(path, []byte(script(srv.expect, check)), 0o600); err != nil {
-		return res, err
-	}
-	if threads <= 0 {
-		threads = runtime.NumCPU()
-	}
-	threads = min(threads, c)
-	secs := max(1, int(d.Round(time.Second)/time.Second))
-	cmd := exec.CommandContext(ctx, wrk, "-t", strconv.Itoa(threads), "-c", strconv.Itoa(c), "-d", strconv.Itoa(secs)+"s",
-		"--latency", "-s", path, srv.url)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return res, fmt.Errorf("wrk: %w: %s", err, out)
-	}
-	res.gen = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	var line string
-	for l := range strings.Lines(string(out)) {
-		if strings.HasPrefix(l, "BENCH ") {
-			line = strings.TrimSpace(l)
-		}
-	}
-	var durUS, p50, p99, bad int64
-	if _, err := fmt.Sscanf(line, "BENCH requests=%d duration_us=%d p50_us=%d p99_us=%d errors=%d bad=%d",
-		&res.requests, &durUS, &p50, &p99, &res.errors, &bad); err != nil {
-		return res, fmt.Errorf("reading wrk's output: %w: %s", err, out)
-	}
-	res.errors += bad
-	res.elapsed = time.Duration(durUS) * time.Microsecond
-	res.p50, res.p99 = time.Duration(p50)*time.Microsecond, time.Duration(p99)*time.Microsecond
-	if res.errors > 0 {
-		res.firstErr = "wrk said:\n" + string(out)
-	}
-	return res, nil
+	request := fmt.Sprintf("wrk.method = \"POST\"\nwrk.body = %s\n", harness.LuaString(string(body))) +
+		fmt.Sprintf("wrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"Authorization\"] = %s\n", harness.LuaString("Bearer "+token))
+	return harness.Script(request, expect, "status < 200 or status > 299", check)
 }
 
 // config is a run's flags.
@@ -871,17 +629,6 @@ func pgSchema(ctx context.Context, dbURL string) (string, func() error, error) {
 	return u.String(), drop, nil
 }
 
-// clockTick is the length of a /proc clock tick (USER_HZ, 100 on Linux).
-func clockTick() time.Duration {
-	hz := 100
-	if out, err := exec.Command("getconf", "CLK_TCK").Output(); err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(out))); err == nil && n > 0 {
-			hz = n
-		}
-	}
-	return time.Second / time.Duration(hz)
-}
-
 // loadAverage is the first three fields of /proc/loadavg.
 func loadAverage() string {
 	b, err := os.ReadFile("/proc/loadavg")
@@ -895,21 +642,10 @@ func loadAverage() string {
 	return strings.Join(f[:3], " ")
 }
 
-func verdict(ok bool) string {
-	if ok {
-		return "met"
-	}
-	return "MISSED"
-}
-
 func measure(ctx context.Context, cfg config) (err error) {
-	var levels []int
-	for field := range strings.SplitSeq(cfg.levels, ",") {
-		c, err := strconv.Atoi(strings.TrimSpace(field))
-		if err != nil || c < 1 || c > 1000 {
-			return fmt.Errorf("bad concurrency %q (1 to 1000: the sdk allows 1024 connections)", field)
-		}
-		levels = append(levels, c)
+	levels, err := harness.ParseLevels(cfg.levels, 1000)
+	if err != nil {
+		return fmt.Errorf("%w (1 to 1000: the sdk allows 1024 connections)", err)
 	}
 	if cfg.rounds < 1 {
 		return errors.New("-rounds must be at least 1")
@@ -940,7 +676,7 @@ func measure(ctx context.Context, cfg config) (err error) {
 	}
 	var wrk, dir string
 	if cfg.wrk {
-		if wrk, err = findWrk(); err != nil {
+		if wrk, err = harness.FindWrk(", or use -wrk=false"); err != nil {
 			return err
 		}
 		if dir, err = os.MkdirTemp("", "bench-load-wrk"); err != nil {
@@ -952,19 +688,19 @@ func measure(ctx context.Context, cfg config) (err error) {
 	if err != nil {
 		return err
 	}
-	defer sdk.stop()
+	defer sdk.Stop()
 	bareSrv, err := startChild("bare", "-cpuprofile", cfg.bareProfile)
 	if err != nil {
 		return err
 	}
-	defer bareSrv.stop()
+	defer bareSrv.Stop()
 	servers := []*child{sdk, bareSrv}
 	for _, s := range servers {
 		if err := s.checkAnswer(ctx); err != nil {
 			return err
 		}
 	}
-	tick := clockTick()
+	tick := harness.ClockTick()
 	canReset := sdk.resetPeak() && bareSrv.resetPeak()
 
 	// bodies returns the workers' bodies for a run of c on s.
@@ -984,28 +720,27 @@ func measure(ctx context.Context, cfg config) (err error) {
 				return result{}, err
 			}
 		}
-		before, err := s.usage(tick)
+		before, err := s.Usage(tick)
 		if err != nil {
 			return result{}, err
 		}
 		reset := canReset && s.resetPeak()
 		peak := s.watchRSS(reset)
-		var res result
+		var r harness.Result
 		if cfg.wrk {
-			res, err = loadWrk(ctx, wrk, dir, s, c, cfg.threads, d, cfg.check)
+			r, err = harness.RunWrk(ctx, wrk, dir, s.Role, script(s.expect, cfg.check), s.url, c, cfg.threads, d)
 		} else {
-			res = loadGo(ctx, s.url, bs, d, cfg.max)
+			r = loadGo(ctx, s.url, bs, d, cfg.max)
 		}
-		res.peakRSS = peak()
+		res := result{Result: r, peakRSS: peak()}
 		if err != nil {
 			return res, err
 		}
-		after, err := s.usage(tick)
+		after, err := s.Usage(tick)
 		if err != nil {
 			return res, err
 		}
-		res.cpu = after.cpu - before.cpu
-		res.mallocs, res.bytes = after.mallocs-before.mallocs, after.bytes-before.bytes
+		res.Usage = after.Sub(before)
 		return res, nil
 	}
 
@@ -1037,15 +772,15 @@ func measure(ctx context.Context, cfg config) (err error) {
 
 	for _, s := range servers {
 		if _, err := run(s, min(4, slices.Max(levels)), cfg.warmup); err != nil {
-			return fmt.Errorf("warming up %s: %w", s.role, err)
+			return fmt.Errorf("warming up %s: %w", s.Role, err)
 		}
 	}
 	for i, path := range []string{cfg.profile, cfg.bareProfile} {
 		if path == "" {
 			continue
 		}
-		if answer, err := servers[i].ask("profile"); err != nil || answer != "ok" {
-			return fmt.Errorf("starting the %s server's CPU profile: %v %s", servers[i].role, err, answer)
+		if answer, err := servers[i].Ask("profile"); err != nil || answer != "ok" {
+			return fmt.Errorf("starting the %s server's CPU profile: %v %s", servers[i].Role, err, answer)
 		}
 	}
 
@@ -1062,48 +797,37 @@ func measure(ctx context.Context, cfg config) (err error) {
 	fmt.Printf("\n%-4s %-5s %9s %9s %9s %11s %11s %11s %8s %10s %7s\n",
 		"c", "server", "req/s", "p50", "p99", "cpu µs/req", "gen µs/req", "allocs/req", "KB/req", "peak MiB", "errors")
 	for _, c := range levels {
-		runs := make([][]result, len(servers))
-		for r := range cfg.rounds {
-			for k := range servers {
-				i := (k + r) % len(servers)
-				res, err := run(servers[i], c, cfg.d)
-				if err != nil {
-					return fmt.Errorf("%s at c=%d: %w", servers[i].role, c, err)
-				}
-				if res.firstErr != "" {
-					fmt.Fprintf(os.Stderr, "%s at c=%d: %d errors; the first: %s\n", servers[i].role, c, res.errors, res.firstErr)
-				}
-				runs[i] = append(runs[i], res)
-				if ctx.Err() != nil {
-					return errors.New("interrupted")
-				}
+		runs, err := harness.Rounds(ctx, cfg.rounds, len(servers), func(i int) (result, error) {
+			res, err := run(servers[i], c, cfg.d)
+			if err != nil {
+				return res, fmt.Errorf("%s at c=%d: %w", servers[i].Role, c, err)
 			}
+			if res.FirstErr != "" {
+				fmt.Fprintf(os.Stderr, "%s at c=%d: %d errors; the first: %s\n", servers[i].Role, c, res.Errors, res.FirstErr)
+			}
+			return res, nil
+		})
+		if err != nil {
+			return err
 		}
 		sums := make([]summary, len(servers))
 		for i, s := range servers {
-			col := func(f func(result) float64) float64 {
-				xs := make([]float64, 0, len(runs[i]))
-				for _, r := range runs[i] {
-					xs = append(xs, f(r))
-				}
-				slices.Sort(xs)
-				return xs[len(xs)/2]
-			}
+			col := func(f func(result) float64) float64 { return harness.Median(runs[i], f) }
 			sum := summary{
-				rps:    col(result.rps),
-				p50:    col(func(r result) float64 { return float64(r.p50) }),
-				p99:    col(func(r result) float64 { return float64(r.p99) }),
-				cpu:    col(func(r result) float64 { return r.perReq(float64(r.cpu) / 1e3) }),
-				gen:    col(func(r result) float64 { return r.perReq(float64(r.gen) / 1e3) }),
-				allocs: col(func(r result) float64 { return r.perReq(float64(r.mallocs)) }),
-				kb:     col(func(r result) float64 { return r.perReq(float64(r.bytes)) / 1024 }),
+				rps:    col(result.RPS),
+				p50:    col(func(r result) float64 { return float64(r.P50) }),
+				p99:    col(func(r result) float64 { return float64(r.P99) }),
+				cpu:    col(func(r result) float64 { return r.PerReq(float64(r.CPU) / 1e3) }),
+				gen:    col(func(r result) float64 { return r.PerReq(float64(r.Gen) / 1e3) }),
+				allocs: col(func(r result) float64 { return r.PerReq(float64(r.Mallocs)) }),
+				kb:     col(func(r result) float64 { return r.PerReq(float64(r.Bytes)) / 1024 }),
 			}
 			for _, r := range runs[i] {
 				sum.peak = max(sum.peak, r.peakRSS)
-				sum.errors += r.errors
+				sum.errors += r.Errors
 			}
 			sums[i] = sum
-			fmt.Printf("%-4d %-6s %9.0f %9s %9s %11.1f %11.1f %11.1f %8.1f %10.1f %7d\n", c, s.role, sum.rps,
+			fmt.Printf("%-4d %-6s %9.0f %9s %9s %11.1f %11.1f %11.1f %8.1f %10.1f %7d\n", c, s.Role, sum.rps,
 				time.Duration(sum.p50).Round(time.Microsecond), time.Duration(sum.p99).Round(time.Microsecond),
 				sum.cpu, sum.gen, sum.allocs, sum.kb, float64(sum.peak)/mib, sum.errors)
 		}
@@ -1121,29 +845,29 @@ func measure(ctx context.Context, cfg config) (err error) {
 	fmt.Println("issue #15's targets:")
 	if has32 {
 		x := rps32[0] / rps32[1]
-		fmt.Printf("  req/s at c=%d: sdk/bare %.3fx (target ≥ %.2fx): %s\n", rpsLevel, x, rpsTarget, verdict(x >= rpsTarget))
+		fmt.Printf("  req/s at c=%d: sdk/bare %.3fx (target ≥ %.2fx): %s\n", rpsLevel, x, rpsTarget, harness.Verdict(x >= rpsTarget))
 	} else {
 		fmt.Printf("  req/s at c=%d: not measured (-c has no %d)\n", rpsLevel, rpsLevel)
 	}
 	if has1 {
 		x := p50at1[0] / p50at1[1]
-		fmt.Printf("  p50 at c=%d:    sdk/bare %.3fx (target ≤ %.1fx): %s\n", p50Level, x, p50Target, verdict(x <= p50Target))
+		fmt.Printf("  p50 at c=%d:    sdk/bare %.3fx (target ≤ %.1fx): %s\n", p50Level, x, p50Target, harness.Verdict(x <= p50Target))
 	} else {
 		fmt.Printf("  p50 at c=%d: not measured (-c has no %d)\n", p50Level, p50Level)
 	}
-	fmt.Printf("  sdk peak RSS:   %.1f MiB over the measured runs (target ≤ %d MiB): %s\n", float64(sdkPeak)/mib, rssTarget, verdict(sdkPeak <= rssTarget*mib))
+	fmt.Printf("  sdk peak RSS:   %.1f MiB over the measured runs (target ≤ %d MiB): %s\n", float64(sdkPeak)/mib, rssTarget, harness.Verdict(sdkPeak <= rssTarget*mib))
 	for _, s := range servers {
 		if _, hwm, err := s.memory(); err == nil && !canReset {
-			fmt.Printf("  (%s VmHWM since start, warm-up included: %.1f MiB)\n", s.role, float64(hwm)/mib)
+			fmt.Printf("  (%s VmHWM since start, warm-up included: %.1f MiB)\n", s.Role, float64(hwm)/mib)
 		}
 	}
-	if fi, err := os.Stat(sdk.logPath); err == nil {
-		fmt.Printf("the sdk's request log: %d bytes written to %s (removed at the end)\n", fi.Size(), sdk.logPath)
+	if fi, err := os.Stat(sdk.LogPath); err == nil {
+		fmt.Printf("the sdk's request log: %d bytes written to %s (removed at the end)\n", fi.Size(), sdk.LogPath)
 	}
 	fmt.Printf("load average at the end: %s\n", loadAverage())
 	for i, path := range []string{cfg.profile, cfg.bareProfile} {
 		if path != "" {
-			fmt.Printf("the %s server's CPU profile of the measured runs is written to %s when it stops: go tool pprof -top %s\n", servers[i].role, path, path)
+			fmt.Printf("the %s server's CPU profile of the measured runs is written to %s when it stops: go tool pprof -top %s\n", servers[i].Role, path, path)
 		}
 	}
 	return nil

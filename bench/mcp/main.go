@@ -76,7 +76,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -84,17 +83,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentsdk/agentsdk/bench/internal/harness"
 )
 
 func main() {
@@ -157,120 +155,13 @@ func runServer(role string, typed bool) error {
 	default:
 		return fmt.Errorf("unknown server %q", role)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	fmt.Println(ln.Addr().String(), logPath)
-	go func() {
-		sc := bufio.NewScanner(os.Stdin)
-		for sc.Scan() {
-			if sc.Text() == "stats" {
-				var m runtime.MemStats
-				runtime.ReadMemStats(&m)
-				fmt.Println(m.Mallocs, m.TotalAlloc)
-			}
-		}
-		ln.Close()
-	}()
-	err = http.Serve(ln, handler)
-	if err != nil && !errors.Is(err, net.ErrClosed) {
-		return err
-	}
-	return nil
-}
-
-// child is a server process.
-type child struct {
-	role    string
-	base    string // http://127.0.0.1:port
-	logPath string // ours: its request log
-	stdin   io.WriteCloser
-	stdout  *bufio.Reader
-	cmd     *exec.Cmd
-}
-
-func startChild(role string, args ...string) (*child, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(self, append([]string{"-serve", role}, args...)...)
-	cmd.Stderr = os.Stderr
-	stdin, _ := cmd.StdinPipe()
-	stdoutPipe, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	stdout := bufio.NewReader(stdoutPipe)
-	line, err := stdout.ReadString('\n')
-	if err != nil {
-		stdin.Close()
-		cmd.Wait()
-		return nil, fmt.Errorf("starting the %s server: %w", role, err)
-	}
-	addr, logPath, _ := strings.Cut(strings.TrimSpace(line), " ")
-	return &child{role: role, base: "http://" + addr, logPath: logPath, stdin: stdin, stdout: stdout, cmd: cmd}, nil
-}
-
-func (c *child) stop() { c.stdin.Close(); c.cmd.Wait() }
-
-// usage is a child's CPU and allocation counters at one moment.
-type usage struct {
-	cpu            time.Duration // utime+stime
-	mallocs, bytes uint64
-}
-
-func (c *child) usage(tick time.Duration) (usage, error) {
-	var u usage
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
-	if err != nil {
-		return u, err
-	}
-	// The fields after the command name, which is in parentheses: state is
-	// field 3, utime 14, stime 15.
-	i := bytes.LastIndexByte(stat, ')')
-	var f []string
-	if i >= 0 {
-		f = strings.Fields(string(stat[i+1:]))
-	}
-	if len(f) < 13 {
-		return u, fmt.Errorf("reading /proc/%d/stat: %q", c.cmd.Process.Pid, stat)
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return u, err
-	}
-	u.cpu = time.Duration(ut+st) * tick
-	if _, err := io.WriteString(c.stdin, "stats\n"); err != nil {
-		return u, err
-	}
-	line, err := c.stdout.ReadString('\n')
-	if err != nil {
-		return u, err
-	}
-	if _, err := fmt.Sscan(line, &u.mallocs, &u.bytes); err != nil {
-		return u, fmt.Errorf("the %s server's stats %q: %w", c.role, line, err)
-	}
-	return u, nil
-}
-
-// clockTick is the length of a /proc clock tick (USER_HZ, 100 on Linux).
-func clockTick() time.Duration {
-	hz := 100
-	if out, err := exec.Command("getconf", "CLK_TCK").Output(); err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(out))); err == nil && n > 0 {
-			hz = n
-		}
-	}
-	return time.Second / time.Duration(hz)
+	return harness.Serve(handler, logPath, "")
 }
 
 // target is one server as wrk calls it.
 type target struct {
 	name   string
-	srv    *child
+	srv    *harness.Child
 	url    string
 	header http.Header
 	// The body is prefix + id + suffix, with an id unique per request,
@@ -278,26 +169,6 @@ type target struct {
 	prefix, suffix string
 	noID           bool
 	expect         string // a substring of every right answer's body (-check)
-}
-
-// result is one wrk run.
-type result struct {
-	requests int64
-	elapsed  time.Duration
-	p50, p99 time.Duration
-	errors   int64
-	cpu      time.Duration
-	mallocs  uint64
-	bytes    uint64
-}
-
-func (r result) rps() float64 { return float64(r.requests) / r.elapsed.Seconds() }
-
-func (r result) perReq(x float64) float64 {
-	if r.requests == 0 {
-		return 0
-	}
-	return x / float64(r.requests)
 }
 
 // config is a run's flags.
@@ -316,13 +187,9 @@ func measure(ctx context.Context, cfg config) error {
 	if cfg.protocol != protocolDefault && cfg.protocol != protocolNew {
 		return fmt.Errorf("-protocol %q: want %s or %s", cfg.protocol, protocolDefault, protocolNew)
 	}
-	var levels []int
-	for field := range strings.SplitSeq(cfg.levels, ",") {
-		c, err := strconv.Atoi(strings.TrimSpace(field))
-		if err != nil || c < 1 || c > 1024 {
-			return fmt.Errorf("bad concurrency %q", field)
-		}
-		levels = append(levels, c)
+	levels, err := harness.ParseLevels(cfg.levels, 1024)
+	if err != nil {
+		return err
 	}
 	if cfg.sdkTool != "raw" && cfg.sdkTool != "typed" {
 		return fmt.Errorf("-sdk-tool %q: want raw or typed", cfg.sdkTool)
@@ -330,20 +197,20 @@ func measure(ctx context.Context, cfg config) error {
 	if cfg.rounds < 1 {
 		return errors.New("-rounds must be at least 1")
 	}
-	wrk, err := findWrk()
+	wrk, err := harness.FindWrk("")
 	if err != nil {
 		return err
 	}
-	ours, err := startChild("ours")
+	ours, err := harness.Start("ours")
 	if err != nil {
 		return err
 	}
-	defer ours.stop()
-	sdk, err := startChild("sdk", "-sdk-tool", cfg.sdkTool)
+	defer ours.Stop()
+	sdk, err := harness.Start("sdk", "-sdk-tool", cfg.sdkTool)
 	if err != nil {
 		return err
 	}
-	defer sdk.stop()
+	defer sdk.Stop()
 	dir, err := os.MkdirTemp("", "bench-mcp-wrk")
 	if err != nil {
 		return err
@@ -363,7 +230,7 @@ func measure(ctx context.Context, cfg config) error {
 		return err
 	}
 	targets := []*target{oursT, sdkT, directT}
-	tick := clockTick()
+	tick := harness.ClockTick()
 
 	fmt.Printf("servers: ours (serve, MCP %s, %s), sdk-default (go-sdk stateful+SSE, 2025-11-25, tool %s), direct (%s on ours)\n",
 		cfg.protocol, mcpPath, cfg.sdkTool, "POST "+directPath)
@@ -376,41 +243,30 @@ func measure(ctx context.Context, cfg config) error {
 	fmt.Printf("\n%-4s %-12s %10s %10s %10s %11s %11s %9s %7s\n", "c", "server", "req/s", "p50", "p99", "cpu µs/req", "allocs/req", "KB/req", "errors")
 	type summary struct{ rps, p50, p99, cpu, allocs, kb float64 }
 	for _, c := range levels {
-		runs := make([][]result, len(targets))
-		for r := range cfg.rounds {
-			for k := range targets {
-				i := (k + r) % len(targets)
-				res, err := runWrk(ctx, wrk, dir, targets[i], c, cfg.threads, cfg.d, cfg.check, tick)
-				if err != nil {
-					return fmt.Errorf("%s at c=%d: %w", targets[i].name, c, err)
-				}
-				runs[i] = append(runs[i], res)
-				if ctx.Err() != nil {
-					return errors.New("interrupted")
-				}
+		runs, err := harness.Rounds(ctx, cfg.rounds, len(targets), func(i int) (harness.Result, error) {
+			res, err := runWrk(ctx, wrk, dir, targets[i], c, cfg.threads, cfg.d, cfg.check, tick)
+			if err != nil {
+				return res, fmt.Errorf("%s at c=%d: %w", targets[i].name, c, err)
 			}
+			return res, nil
+		})
+		if err != nil {
+			return err
 		}
 		sums := make([]summary, len(targets))
 		for i, t := range targets {
 			var errs int64
-			col := func(f func(result) float64) float64 {
-				xs := make([]float64, 0, len(runs[i]))
-				for _, r := range runs[i] {
-					xs = append(xs, f(r))
-				}
-				slices.Sort(xs)
-				return xs[len(xs)/2]
-			}
+			col := func(f func(harness.Result) float64) float64 { return harness.Median(runs[i], f) }
 			for _, r := range runs[i] {
-				errs += r.errors
+				errs += r.Errors
 			}
 			s := summary{
-				rps:    col(result.rps),
-				p50:    col(func(r result) float64 { return float64(r.p50) }),
-				p99:    col(func(r result) float64 { return float64(r.p99) }),
-				cpu:    col(func(r result) float64 { return r.perReq(float64(r.cpu.Microseconds())) }),
-				allocs: col(func(r result) float64 { return r.perReq(float64(r.mallocs)) }),
-				kb:     col(func(r result) float64 { return r.perReq(float64(r.bytes)) / 1024 }),
+				rps:    col(harness.Result.RPS),
+				p50:    col(func(r harness.Result) float64 { return float64(r.P50) }),
+				p99:    col(func(r harness.Result) float64 { return float64(r.P99) }),
+				cpu:    col(func(r harness.Result) float64 { return r.PerReq(float64(r.CPU.Microseconds())) }),
+				allocs: col(func(r harness.Result) float64 { return r.PerReq(float64(r.Mallocs)) }),
+				kb:     col(func(r harness.Result) float64 { return r.PerReq(float64(r.Bytes)) / 1024 }),
 			}
 			sums[i] = s
 			fmt.Printf("%-4d %-12s %10.0f %10s %10s %11.1f %11.1f %9.1f %7d\n", c, t.name, s.rps,
@@ -418,50 +274,12 @@ func measure(ctx context.Context, cfg config) error {
 		}
 		vsSDK, vsDirect := sums[0].rps/sums[1].rps, sums[0].rps/sums[2].rps
 		fmt.Printf("%-4d ours/sdk-default %7.3fx (target ≥ 5: %s)   ours/direct %6.3fx (target ≥ 0.8: %s)\n\n",
-			c, vsSDK, verdict(vsSDK >= 5), vsDirect, verdict(vsDirect >= 0.8))
+			c, vsSDK, harness.Verdict(vsSDK >= 5), vsDirect, harness.Verdict(vsDirect >= 0.8))
 	}
-	if fi, err := os.Stat(ours.logPath); err == nil {
-		fmt.Printf("ours' request log: %d bytes written to %s during the run (removed at the end)\n", fi.Size(), ours.logPath)
+	if fi, err := os.Stat(ours.LogPath); err == nil {
+		fmt.Printf("ours' request log: %d bytes written to %s during the run (removed at the end)\n", fi.Size(), ours.LogPath)
 	}
 	return nil
-}
-
-func verdict(ok bool) string {
-	if ok {
-		return "met"
-	}
-	return "MISSED"
-}
-
-// findWrk returns wrk's path, installing the Debian package when missing
-// and root.
-func findWrk() (string, error) {
-	if p, err := exec.LookPath("wrk"); err == nil {
-		return p, nil
-	}
-	if os.Geteuid() != 0 {
-		return "", errors.New("wrk is not installed: install the Debian package (sudo apt-get install -y wrk) and run again")
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		return "", errors.New("wrk is not installed, and there is no apt-get to install it with: install wrk and run again")
-	}
-	fmt.Fprintln(os.Stderr, "wrk is not installed: apt-get install -y wrk")
-	install := func(args ...string) error {
-		cmd := exec.Command("apt-get", args...)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		return cmd.Run()
-	}
-	if err := install("install", "-y", "wrk"); err != nil {
-		// The package lists may be missing or stale.
-		if err := install("update"); err != nil {
-			return "", fmt.Errorf("apt-get update: %w", err)
-		}
-		if err := install("install", "-y", "wrk"); err != nil {
-			return "", fmt.Errorf("apt-get install -y wrk: %w; install wrk and run again", err)
-		}
-	}
-	return exec.LookPath("wrk")
 }
 
 // post sends one request from Go and returns the answer.
@@ -538,8 +356,8 @@ func mcpExpect() string {
 	return string(quoted)
 }
 
-func setupOurs(ctx context.Context, srv *child, version string) (*target, error) {
-	t := &target{name: "ours", srv: srv, url: srv.base + mcpPath, expect: mcpExpect()}
+func setupOurs(ctx context.Context, srv *harness.Child, version string) (*target, error) {
+	t := &target{name: "ours", srv: srv, url: srv.Base + mcpPath, expect: mcpExpect()}
 	var tmpl *callTemplate
 	switch version {
 	case protocolDefault:
@@ -590,8 +408,8 @@ func setupOurs(ctx context.Context, srv *child, version string) (*target, error)
 	return t, nil
 }
 
-func setupSDK(ctx context.Context, srv *child) (*target, error) {
-	t := &target{name: "sdk-default", srv: srv, url: srv.base + mcpPath, expect: mcpExpect()}
+func setupSDK(ctx context.Context, srv *harness.Child) (*target, error) {
+	t := &target{name: "sdk-default", srv: srv, url: srv.Base + mcpPath, expect: mcpExpect()}
 	session, err := initialize(ctx, t.name, t.url, mcpHeader(protocolDefault, "", ""), protocolDefault)
 	if err != nil {
 		return nil, err
@@ -607,9 +425,9 @@ func setupSDK(ctx context.Context, srv *child) (*target, error) {
 	return t, nil
 }
 
-func setupDirect(ctx context.Context, srv *child) (*target, error) {
+func setupDirect(ctx context.Context, srv *harness.Child) (*target, error) {
 	header, body := directCall(benchText)
-	t := &target{name: "direct", srv: srv, url: srv.base + directPath, header: header, prefix: string(body), noID: true}
+	t := &target{name: "direct", srv: srv, url: srv.Base + directPath, header: header, prefix: string(body), noID: true}
 	want, _ := json.Marshal(echo(echoInput{Text: benchText}))
 	t.expect = `"result":` + string(want)
 	resp, answer, err := post(ctx, t.url, header, body)
@@ -622,51 +440,18 @@ func setupDirect(ctx context.Context, srv *child) (*target, error) {
 	return t, nil
 }
 
-// luaString quotes s as a Lua 5.1 string literal.
-func luaString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c < 0x20 || c >= 0x7f:
-			fmt.Fprintf(&b, "\\%03d", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
 // script is the wrk Lua script for t: each thread numbers its requests
 // (ids unique across threads), and done prints the figures on one line.
 func script(t *target, check bool) string {
 	var b strings.Builder
 	b.WriteString("local headers = {\n")
 	for k, vs := range t.header {
-		fmt.Fprintf(&b, "  [%s] = %s,\n", luaString(k), luaString(strings.Join(vs, ", ")))
+		fmt.Fprintf(&b, "  [%s] = %s,\n", harness.LuaString(k), harness.LuaString(strings.Join(vs, ", ")))
 	}
-	fmt.Fprintf(&b, "  [\"Host\"] = %s,\n}\n", luaString(strings.TrimPrefix(t.srv.base, "http://")))
-	fmt.Fprintf(&b, "local prefix = %s\nlocal suffix = %s\nlocal noid = %t\nlocal expect = %s\n",
-		luaString(t.prefix), luaString(t.suffix), t.noID, luaString(t.expect))
+	fmt.Fprintf(&b, "  [\"Host\"] = %s,\n}\n", harness.LuaString(strings.TrimPrefix(t.srv.Base, "http://")))
+	fmt.Fprintf(&b, "local prefix = %s\nlocal suffix = %s\nlocal noid = %t\n",
+		harness.LuaString(t.prefix), harness.LuaString(t.suffix), t.noID)
 	b.WriteString(`
-local threads = {}
-local nthreads = 0
-
-function setup(thread)
-  nthreads = nthreads + 1
-  thread:set("tid", nthreads)
-  table.insert(threads, thread)
-end
-
-function init(args)
-  n = 0
-  bad = 0
-end
-
 function request()
   if noid then
     return wrk.format("POST", nil, headers, prefix)
@@ -675,75 +460,27 @@ function request()
   return wrk.format("POST", nil, headers, prefix .. string.format("%d", tid * 1000000000 + n) .. suffix)
 end
 `)
-	if check {
-		b.WriteString(`
-function response(status, headers, body)
-  if status ~= 200 or not string.find(body, expect, 1, true) then
-    bad = bad + 1
-  end
-end
-`)
-	}
-	b.WriteString(`
-function done(summary, latency, requests)
-  local nbad = 0
-  for _, t in ipairs(threads) do
-    nbad = nbad + (t:get("bad") or 0)
-  end
-  local e = summary.errors
-  io.write(string.format("BENCH requests=%d duration_us=%d p50_us=%.0f p99_us=%.0f errors=%d bad=%d\n",
-    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
-    e.connect + e.read + e.write + e.status + e.timeout, nbad))
-end
-`)
-	return b.String()
+	return harness.Script(b.String(), t.expect, "status ~= 200", check)
 }
 
 // runWrk runs wrk against t with c connections for d and reads the
 // server's CPU and allocations around it.
-func runWrk(ctx context.Context, wrk, dir string, t *target, c, threads int, d time.Duration, check bool, tick time.Duration) (result, error) {
-	var res result
-	path := filepath.Join(dir, t.name+".lua")
-	if err := os.WriteFile(path, []byte(script(t, check)), 0o600); err != nil {
-		return res, err
+func runWrk(ctx context.Context, wrk, dir string, t *target, c, threads int, d time.Duration, check bool, tick time.Duration) (harness.Result, error) {
+	before, err := t.srv.Usage(tick)
+	if err != nil {
+		return harness.Result{}, err
 	}
-	if threads <= 0 {
-		threads = runtime.NumCPU()
-	}
-	threads = min(threads, c)
-	secs := max(1, int(d.Round(time.Second)/time.Second))
-	cmd := exec.CommandContext(ctx, wrk, "-t", strconv.Itoa(threads), "-c", strconv.Itoa(c), "-d", strconv.Itoa(secs)+"s",
-		"--latency", "-s", path, t.url)
-	before, err := t.srv.usage(tick)
+	res, err := harness.RunWrk(ctx, wrk, dir, t.name, script(t, check), t.url, c, threads, d)
 	if err != nil {
 		return res, err
 	}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return res, fmt.Errorf("wrk: %w: %s", err, out)
-	}
-	after, err := t.srv.usage(tick)
+	after, err := t.srv.Usage(tick)
 	if err != nil {
 		return res, err
 	}
-	var line string
-	for l := range strings.Lines(string(out)) {
-		if strings.HasPrefix(l, "BENCH ") {
-			line = strings.TrimSpace(l)
-		}
-	}
-	var durUS, p50, p99, bad int64
-	if _, err := fmt.Sscanf(line, "BENCH requests=%d duration_us=%d p50_us=%d p99_us=%d errors=%d bad=%d",
-		&res.requests, &durUS, &p50, &p99, &res.errors, &bad); err != nil {
-		return res, fmt.Errorf("reading wrk's output: %w: %s", err, out)
-	}
-	res.errors += bad
-	res.elapsed = time.Duration(durUS) * time.Microsecond
-	res.p50, res.p99 = time.Duration(p50)*time.Microsecond, time.Duration(p99)*time.Microsecond
-	res.cpu = after.cpu - before.cpu
-	res.mallocs, res.bytes = after.mallocs-before.mallocs, after.bytes-before.bytes
-	if res.errors > 0 {
-		fmt.Fprintf(os.Stderr, "%s at c=%d: %d errors; wrk said:\n%s", t.name, c, res.errors, out)
+	res.Usage = after.Sub(before)
+	if res.Errors > 0 {
+		fmt.Fprintf(os.Stderr, "%s at c=%d: %d errors; %s", t.name, c, res.Errors, res.FirstErr)
 	}
 	return res, nil
 }
