@@ -212,6 +212,11 @@ func (r Runners) Report(ctx context.Context, sessionID, turnID string, rep api.R
 	h := r.h
 	ctx = context.WithoutCancel(ctx)
 	f := store.Fence{SessionID: sessionID, TurnID: turnID, Token: rep.Token}
+	switch rep.End {
+	case "", api.RunnerEndParked, api.RunnerEndCompleted, api.RunnerEndFailed:
+	default:
+		return api.Errorf(api.CodeInvalidReport, "end %q: want completed, failed or parked", rep.End)
+	}
 	evs := make([]api.Event, 0, len(rep.Events))
 	for i, e := range rep.Events {
 		check, ok := runnerKinds[e.Kind]

@@ -17,7 +17,7 @@ import (
 )
 
 // setupCloud starts a host on SQLite whose sessions may be cloud ones.
-func setupCloud(t *testing.T, cloud host.CloudOptions) *host.Host {
+func setupCloud(t testing.TB, cloud host.CloudOptions) *host.Host {
 	t.Helper()
 	weather, _ := tool.New("weather", tool.Config{Description: "Weather in a city."},
 		func(ctx context.Context, call *tool.Call, in weatherInput) (any, error) {
@@ -265,4 +265,50 @@ func TestCloudTurnCancel(t *testing.T) {
 	if err := h.Sessions().Cancel(ctx, sess.ID); !errors.Is(err, api.ErrNoRunningTurn) {
 		t.Errorf("a second cancel: %v", err)
 	}
+}
+
+// FuzzRunnerReport sends a runner's report with arbitrary events: whatever
+// it holds, Report never panics, refuses what a runner may not write with
+// invalid_report (appending nothing), and the stream stays numbered
+// without gaps.
+//
+//	go test ./host -run '^$' -fuzz FuzzRunnerReport -fuzztime 60s
+func FuzzRunnerReport(f *testing.F) {
+	f.Add("message.delta", []byte(`{"text":"hi"}`), "")
+	f.Add("message", []byte(`{"role":"user","text":"x"}`), "")
+	f.Add("actions.requested", []byte(`{"actions":[{"callId":"tool_x_abcdefgh","tool":"x"}]}`), "parked")
+	f.Add("action.result", []byte(`{"callId":"","direct":true}`), "completed")
+	f.Add("action.output", []byte(`{"callId":"c","tool":"t","text":"`+strings.Repeat("x", 100)+`"}`), "failed")
+	f.Add("turn.completed", []byte(`{}`), "")
+	f.Add("action.progress", []byte(`{"done":"NaN"}`), "weird")
+	h := setupCloud(f, host.CloudOptions{})
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, kind string, data []byte, end string) {
+		sess, turnID, err := h.Sessions().Create(ctx, host.SessionOptions{Mode: api.ModeCloud, Message: "go"})
+		if err != nil {
+			t.Skip(err) // the session quota, after many runs
+		}
+		c, err := h.Runners().Claim(ctx, "fuzz", time.Second)
+		if err != nil || c == nil || c.SessionID != sess.ID {
+			t.Fatalf("claim: %+v %v", c, err)
+		}
+		before, _ := h.Sessions().Events(ctx, sess.ID, 0, 0)
+		err = h.Runners().Report(ctx, sess.ID, turnID, api.RunnerReport{Token: c.Token, End: end,
+			Events: []api.Event{{Kind: api.Kind(kind), Data: json.RawMessage(data)}}})
+		after, _ := h.Sessions().Events(ctx, sess.ID, 0, 0)
+		var apiErr *api.Error
+		if err != nil && !errors.As(err, &apiErr) {
+			t.Fatalf("a report's error is not an API error: %v", err)
+		}
+		if err != nil && apiErr.Code == api.CodeInvalidReport && len(after) != len(before) {
+			t.Errorf("a refused report appended %d events", len(after)-len(before))
+		}
+		for i, e := range after {
+			if e.Seq != int64(i+1) {
+				t.Fatalf("seq %d at %d", e.Seq, i+1)
+			}
+		}
+		// Leave no turn running for the next input's claim.
+		h.Sessions().Cancel(ctx, sess.ID)
+	})
 }
