@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
@@ -47,14 +48,45 @@ func (h *Host) sessionMode(m api.Mode) (api.Mode, error) {
 	return "", api.Errorf(api.CodeInvalidMode, "mode %q: want local or cloud", m)
 }
 
-// claimPoll is how often a waiting claim looks for a turn to run again.
-const claimPoll = 100 * time.Millisecond
+// claimPoll is how often a waiting claim looks for a turn to run again
+// unless this host wakes it first (a turn became ready here); the poll is
+// what finds a turn another host made ready.
+const claimPoll = time.Second
 
-// readyForRunner parks a new cloud turn for a runner to claim.
+// cloudReady wakes the claims waiting on this host.
+type cloudReady struct {
+	mu sync.Mutex
+	ch chan struct{} // closed and replaced by wake
+}
+
+// wait returns a channel closed at the next wake.
+func (c *cloudReady) wait() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ch == nil {
+		c.ch = make(chan struct{})
+	}
+	return c.ch
+}
+
+// wake wakes every waiting claim.
+func (c *cloudReady) wake() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ch != nil {
+		close(c.ch)
+		c.ch = nil
+	}
+}
+
+// readyForRunner parks a new cloud turn for a runner to claim, and wakes
+// the claims waiting here.
 func (h *Host) readyForRunner(ctx context.Context, hold store.Hold) {
 	if err := h.log.ParkTurn(context.WithoutCancel(ctx), hold.Fence); err != nil {
 		h.logger.Error("parking a cloud turn for a runner", "session", hold.SessionID, "turn", hold.TurnID, "err", err)
+		return
 	}
+	h.cloudReady.wake()
 }
 
 // Claim waits up to wait for a cloud turn that is ready to run — new, or
@@ -64,22 +96,29 @@ func (r Runners) Claim(ctx context.Context, runner string, wait time.Duration) (
 	if err := tool.CheckName(runner); err != nil {
 		return nil, api.Errorf(api.CodeBadRequest, "runner name %q: use 1 to 64 letters, digits, '_' or '-'", runner)
 	}
-	deadline := time.Now().Add(wait)
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
 	for {
+		woken := r.h.cloudReady.wait() // before looking, so that no wake is missed
 		c, err := r.claimOnce(ctx, runner)
 		if c != nil || err != nil {
 			return c, err
 		}
-		if time.Now().Add(claimPoll).After(deadline) {
-			return nil, nil
-		}
+		poll := time.NewTimer(claimPoll)
 		select {
 		case <-ctx.Done():
+			poll.Stop()
 			return nil, nil
 		case <-r.h.ctx.Done():
+			poll.Stop()
 			return nil, nil
-		case <-time.After(claimPoll):
+		case <-deadline.C:
+			poll.Stop()
+			return nil, nil
+		case <-woken:
+		case <-poll.C:
 		}
+		poll.Stop()
 	}
 }
 

@@ -212,6 +212,7 @@ func (o Options) validate() error {
 type Host struct {
 	limits        limiter    // per-tool MaxConcurrent and Exclusive (limits.go)
 	builtinReader *tool.Tool // read_result for models (budget.go); nil without a budget
+	cloudReady    cloudReady // wakes runners' claims waiting here (cloud.go)
 	tools         *tool.Set
 	opts          Options // with defaults, StateRoot absolute
 	logger        *slog.Logger
