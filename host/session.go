@@ -133,6 +133,11 @@ func (s Sessions) Cancel(ctx context.Context, sessionID string) error {
 	if err != nil {
 		return err
 	}
+	if sess.RunningTurn == "" {
+		// The store is the judge: a turn that has just ended may still be
+		// tracked here for a moment.
+		return api.ErrNoRunningTurn
+	}
 	if s.h.leases.cancel(sessionID, errCancelled) {
 		return nil
 	}
