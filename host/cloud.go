@@ -256,6 +256,13 @@ func (r Runners) Report(ctx context.Context, sessionID, turnID string, rep api.R
 	default:
 		return api.Errorf(api.CodeInvalidReport, "end %q: want completed, failed or parked", rep.End)
 	}
+	if rep.Token <= 0 {
+		// The store reads a zero token as "no fence": never a runner's.
+		return api.Errorf(api.CodeInvalidReport, "token %d: send the claim's token", rep.Token)
+	}
+	if len(rep.Reason) > 4<<10 {
+		rep.Reason = progress.TruncateUTF8(rep.Reason, 4<<10) + "…"
+	}
 	evs := make([]api.Event, 0, len(rep.Events))
 	for i, e := range rep.Events {
 		check, ok := runnerKinds[e.Kind]

@@ -113,6 +113,9 @@ func TestCloudTurn(t *testing.T) {
 	if err := report(api.RunnerReport{Token: c.Token + 1}); !errors.Is(err, &api.Error{Code: api.CodeLeaseLost}) {
 		t.Errorf("another token: %v", err)
 	}
+	if err := report(api.RunnerReport{End: api.RunnerEndCompleted}); !errors.Is(err, &api.Error{Code: api.CodeInvalidReport}) {
+		t.Errorf("no token (which the store would read as no fence): %v", err)
+	}
 	steps := 2
 	if err := report(api.RunnerReport{Token: c.Token, End: api.RunnerEndCompleted, Steps: &steps, Events: []api.Event{
 		payloadEvent(api.ActionResult{CallID: callID, ModelCallID: "m1", Tool: "weather", Result: out.Result}),
