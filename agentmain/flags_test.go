@@ -25,6 +25,7 @@ func TestFlagDefaultsAgree(t *testing.T) {
 		{"max-pending", serveflags.MaxPendingDefault, host.MaxPendingDefault},
 		{"max-result-bytes", int64(serveflags.MaxResultBytesDefault), int64(tool.MaxResultBytesDefault)},
 		{"model-result-bytes", serveflags.ModelResultBytesDefault, host.ModelResultBytesDefault},
+		{"stream-write-timeout", serveflags.StreamWriteTimeoutDefault, serve.StreamWriteTimeoutDefault},
 	}
 	for _, tt := range tests {
 		if tt.flag != tt.own {

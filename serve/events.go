@@ -89,12 +89,21 @@ func (s *Server) storedEvents(w http.ResponseWriter, r *http.Request, id string,
 
 // sseWriter writes events to a stream once each, in seq order.
 type sseWriter struct {
-	w      http.ResponseWriter
-	rc     *http.ResponseController // reaches the Flusher through wrappers
-	cursor int64                    // the last seq written
+	w       http.ResponseWriter
+	rc      *http.ResponseController // reaches the Flusher through wrappers
+	cursor  int64                    // the last seq written
+	timeout time.Duration            // bounds each write; 0: none
+}
+
+// deadline bounds the next write: a client that stopped reading fails it.
+func (sw *sseWriter) deadline() {
+	if sw.timeout > 0 {
+		sw.rc.SetWriteDeadline(time.Now().Add(sw.timeout))
+	}
 }
 
 func (sw *sseWriter) write(evs []api.Event) error {
+	sw.deadline()
 	for _, e := range evs {
 		if e.Seq <= sw.cursor {
 			continue
@@ -108,7 +117,10 @@ func (sw *sseWriter) write(evs []api.Event) error {
 	return nil
 }
 
-func (sw *sseWriter) flush() { sw.rc.Flush() }
+func (sw *sseWriter) flush() error {
+	sw.deadline()
+	return sw.rc.Flush()
+}
 
 // stream follows a session's events live until the client goes, the server
 // shuts down or a write fails. It subscribes before reading the store, so
@@ -123,7 +135,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	sw := &sseWriter{w: w, rc: http.NewResponseController(w), cursor: after}
+	sw := &sseWriter{w: w, rc: http.NewResponseController(w), cursor: after, timeout: s.streamWrite}
 	sw.flush()
 	catchUp := func() error {
 		for {
@@ -135,8 +147,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 				return err
 			}
 			if len(evs) < 1000 {
-				sw.flush()
-				return nil
+				return sw.flush()
 			}
 		}
 	}
@@ -156,13 +167,15 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 			if batch[0].Seq > sw.cursor+1 {
 				err = catchUp() // something came in between: read it from the store
 			} else if err = sw.write(batch); err == nil {
-				sw.flush()
+				err = sw.flush()
 			}
 		case <-sub.Poke:
 			err = catchUp()
 		case <-tick.C:
-			_, err = fmt.Fprint(w, ": ping\n\n")
-			sw.flush()
+			sw.deadline()
+			if _, err = fmt.Fprint(w, ": ping\n\n"); err == nil {
+				err = sw.flush()
+			}
 		}
 		if err != nil {
 			return

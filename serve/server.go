@@ -44,6 +44,8 @@ const (
 	// MaxStreamsDefault is how many event streams (SSE subscribers) the
 	// server follows at once.
 	MaxStreamsDefault = 512
+	// StreamWriteTimeoutDefault bounds each write of a streamed answer.
+	StreamWriteTimeoutDefault = 30 * time.Second
 )
 
 // refusalGrace is how long the server still reads a request body it
@@ -77,6 +79,11 @@ type Options struct {
 	// answered 503 over_capacity. Zero means MaxStreamsDefault, negative
 	// no limit.
 	MaxStreams int
+	// StreamWriteTimeout bounds each write of a streamed answer (an event
+	// stream, a streamed direct call): a client that stops reading is cut
+	// off after it, so that it holds neither a stream's place nor a call.
+	// Zero means StreamWriteTimeoutDefault, negative no limit.
+	StreamWriteTimeout time.Duration
 	// IdempotencyTTL is how long the answer to a request made with an
 	// Idempotency-Key is kept for its retries; zero means
 	// IdempotencyTTLDefault (24 h).
@@ -100,6 +107,7 @@ type Server struct {
 
 	bodyTimeout time.Duration       // Options.BodyTimeout; 0: none
 	maxStreams  int64               // Options.MaxStreams; 0: none
+	streamWrite time.Duration       // Options.StreamWriteTimeout; 0: none
 	streams     atomic.Int64        // event streams followed now
 	public      map[string][]string // the public routes' mounted patterns, by path
 	patterns    []string            // every pattern mounted on mux, in order
@@ -155,6 +163,12 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 		o.MaxStreams = 0
 	}
 	switch {
+	case o.StreamWriteTimeout == 0:
+		o.StreamWriteTimeout = StreamWriteTimeoutDefault
+	case o.StreamWriteTimeout < 0:
+		o.StreamWriteTimeout = 0
+	}
+	switch {
 	case o.ApprovalWait == 0:
 		o.ApprovalWait = ApprovalWaitDefault
 	case o.ApprovalWait < 0:
@@ -163,6 +177,7 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 	s := &Server{host: h, slug: o.Slug, token: []byte(o.Token), maxBody: o.MaxBodyBytes, wait: o.ApprovalWait, logger: o.Logger, mux: http.NewServeMux(), closing: make(chan struct{}),
 		idemTTL: o.IdempotencyTTL}
 	s.bodyTimeout, s.maxStreams, s.public = o.BodyTimeout, int64(o.MaxStreams), map[string][]string{}
+	s.streamWrite = o.StreamWriteTimeout
 	s.openAPIDoc = sync.OnceValues(func() ([]byte, error) { return api.OpenAPI(s.slug, h.Tools().Infos()) })
 	handlers := s.handlers()
 	// known holds the same routes, so that a request no route takes can be

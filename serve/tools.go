@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
@@ -43,7 +44,7 @@ func (s *Server) callToolOnce(w http.ResponseWriter, r *http.Request) {
 	opts := &host.CallOptions{SessionID: req.SessionID, Wait: s.wait, Principal: principal}
 	var st *callStream
 	if wantsStream(r) {
-		st = &callStream{w: w}
+		st = &callStream{w: w, timeout: s.streamWrite}
 		opts.Progress = st.event
 	}
 	out, err := s.host.CallTool(r.Context(), r.PathValue("name"), req.Input, opts)
@@ -97,9 +98,11 @@ func wantsStream(r *http.Request) bool {
 // error as plain JSON with its status, as without the header.
 type callStream struct {
 	w       http.ResponseWriter
+	timeout time.Duration // bounds each write: a client that stops reading does not hold the call
 	mu      sync.Mutex
 	started bool
 	done    bool
+	failed  bool // a write failed: the client is gone, nothing more is sent
 }
 
 // start writes the stream's headers; mu is held.
@@ -116,12 +119,24 @@ func (c *callStream) start() {
 
 // send writes one event and flushes it; mu is held.
 func (c *callStream) send(kind string, v any) {
+	if c.failed {
+		return
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		b, _ = json.Marshal(api.ErrorResponse{Error: api.Errorf(api.CodeInternal, "encoding an event: %v", err)})
 	}
-	fmt.Fprintf(c.w, "event: %s\ndata: %s\n\n", kind, b)
-	http.NewResponseController(c.w).Flush()
+	rc := http.NewResponseController(c.w)
+	if c.timeout > 0 {
+		rc.SetWriteDeadline(time.Now().Add(c.timeout))
+	}
+	if _, err := fmt.Fprintf(c.w, "event: %s\ndata: %s\n\n", kind, b); err != nil {
+		c.failed = true
+		return
+	}
+	if rc.Flush() != nil {
+		c.failed = true
+	}
 }
 
 // event is CallOptions.Progress.

@@ -13,51 +13,53 @@ import (
 // that they agree); this package repeats them so that the CLI can show
 // them without linking the host.
 const (
-	AddrDefault             = "127.0.0.1:3000"
-	MaxBodyBytesDefault     = 4 << 20
-	DrainTimeoutDefault     = 30 * time.Second
-	LeaseTTLDefault         = 15 * time.Second
-	ApprovalWaitDefault     = 30 * time.Second
-	ApprovalTimeoutDefault  = 24 * time.Hour
-	LogFormatDefault        = "text"
-	BodyTimeoutDefault      = 30 * time.Second
-	HeaderTimeoutDefault    = 10 * time.Second
-	IdleTimeoutDefault      = 120 * time.Second
-	MaxConnsDefault         = 1024
-	MaxStreamsDefault       = 512
-	IdempotencyTTLDefault   = 24 * time.Hour
-	MaxSessionsDefault      = 1000
-	MaxPendingDefault       = 1000
-	MaxResultBytesDefault   = 16 << 20
-	ModelResultBytesDefault = 64 << 10
+	AddrDefault               = "127.0.0.1:3000"
+	MaxBodyBytesDefault       = 4 << 20
+	DrainTimeoutDefault       = 30 * time.Second
+	LeaseTTLDefault           = 15 * time.Second
+	ApprovalWaitDefault       = 30 * time.Second
+	ApprovalTimeoutDefault    = 24 * time.Hour
+	LogFormatDefault          = "text"
+	BodyTimeoutDefault        = 30 * time.Second
+	HeaderTimeoutDefault      = 10 * time.Second
+	IdleTimeoutDefault        = 120 * time.Second
+	MaxConnsDefault           = 1024
+	MaxStreamsDefault         = 512
+	IdempotencyTTLDefault     = 24 * time.Hour
+	MaxSessionsDefault        = 1000
+	MaxPendingDefault         = 1000
+	MaxResultBytesDefault     = 16 << 20
+	ModelResultBytesDefault   = 64 << 10
+	StreamWriteTimeoutDefault = 30 * time.Second
 )
 
 // Serve holds the flags of serving an agent's API.
 type Serve struct {
-	Addr             string
-	Slug             string
-	Token            string
-	MaxBodyBytes     int64
-	DrainTimeout     time.Duration
-	LogFormat        string
-	LeaseTTL         time.Duration
-	ApprovalWait     time.Duration
-	ApprovalTimeout  time.Duration
-	Model            string
-	Store            string
-	BodyTimeout      time.Duration
-	HeaderTimeout    time.Duration
-	IdleTimeout      time.Duration
-	MaxConns         int
-	MaxStreams       int
-	IdempotencyTTL   time.Duration
-	MaxSessions      int
-	MaxPending       int
-	MCPOrigins       string
-	PublicURL        string
-	CloudToolsURL    string
-	MaxResultBytes   int64
-	ModelResultBytes int
+	Addr               string
+	Slug               string
+	Token              string
+	MaxBodyBytes       int64
+	DrainTimeout       time.Duration
+	LogFormat          string
+	LeaseTTL           time.Duration
+	ApprovalWait       time.Duration
+	ApprovalTimeout    time.Duration
+	Model              string
+	Store              string
+	BodyTimeout        time.Duration
+	HeaderTimeout      time.Duration
+	IdleTimeout        time.Duration
+	MaxConns           int
+	MaxStreams         int
+	IdempotencyTTL     time.Duration
+	MaxSessions        int
+	MaxPending         int
+	MCPOrigins         string
+	PublicURL          string
+	CloudToolsURL      string
+	MaxResultBytes     int64
+	ModelResultBytes   int
+	StreamWriteTimeout time.Duration
 }
 
 // Register defines the flags on fs. slugDefault is the default slug (the
@@ -82,6 +84,7 @@ func (s *Serve) Register(fs *pflag.FlagSet, slugDefault string) {
 	fs.IntVar(&s.MaxPending, "max-pending", MaxPendingDefault, "most calls one principal may have parked for approval at once; more are refused (-1: no limit)")
 	fs.IntVar(&s.MaxStreams, "max-streams", MaxStreamsDefault, "most event streams (SSE subscribers) followed at once; one more gets 503 (0: no limit)")
 	fs.StringVar(&s.MCPOrigins, "mcp-origins", "", "browser origins allowed on the MCP endpoint /<slug>/mcp besides loopback ones, comma-separated (scheme://host[:port]); requests without Origin are not affected")
+	fs.DurationVar(&s.StreamWriteTimeout, "stream-write-timeout", StreamWriteTimeoutDefault, "how long a write of an event stream (or a streamed call) may wait for a client that stopped reading before it is cut off (0: no limit)")
 	fs.Int64Var(&s.MaxResultBytes, "max-result-bytes", MaxResultBytesDefault, "largest tool result (its JSON), unless the tool sets its own; a larger one is an isError result (-1: no limit)")
 	fs.IntVar(&s.ModelResultBytes, "model-result-bytes", ModelResultBytesDefault, "most of a result a model is fed; a larger one is saved as a session artifact and the model gets a preview and read_result (-1: whole results)")
 	fs.StringVar(&s.PublicURL, "public-url", "", "the host's URL as runners and browsers reach it (https://agents.example.com); cloud turns call the server tools at <public-url>/<slug>/mcp")
@@ -96,7 +99,7 @@ func RegisterStore(fs *pflag.FlagSet, store *string) {
 
 // Names lists the flags Register defines.
 var Names = []string{"addr", "slug", "token", "max-body-bytes", "drain-timeout", "log-format", "model", "lease-ttl", "approval-wait", "approval-timeout", "store",
-	"body-timeout", "header-timeout", "idle-timeout", "max-conns", "max-streams", "idempotency-ttl", "max-sessions", "max-pending", "mcp-origins", "public-url", "cloud-tools-url", "max-result-bytes", "model-result-bytes"}
+	"body-timeout", "header-timeout", "idle-timeout", "max-conns", "max-streams", "idempotency-ttl", "max-sessions", "max-pending", "mcp-origins", "public-url", "cloud-tools-url", "max-result-bytes", "model-result-bytes", "stream-write-timeout"}
 
 // Args returns the flags of fs that Register defined and the command line
 // set, as arguments to pass on ("--name=value").
