@@ -20,7 +20,9 @@ import (
 // MaxStreams (nor hold anything else) for ever.
 func TestStalledStreamIsCut(t *testing.T) {
 	big, _ := tool.New("big", tool.Config{Description: "A 1 MiB result."},
-		func(ctx context.Context, call *tool.Call, in struct{}) (any, error) { return strings.Repeat("x", 1<<20), nil })
+		func(ctx context.Context, call *tool.Call, in struct{}) (any, error) {
+			return strings.Repeat("x", 1<<20), nil
+		})
 	set, _ := tool.NewSet(big)
 	h, err := host.New(set, &host.Options{StateRoot: t.TempDir()})
 	if err != nil {
