@@ -115,18 +115,21 @@ func (s *Server) runnerTokenScope(token string) (runnerScope, bool) {
 // runnerAuthorized reports whether r carries a valid runner token; only
 // the MCP endpoint takes one.
 func (s *Server) runnerAuthorized(r *http.Request) bool {
+	if r.URL.Path != "/"+s.slug+mcpPath {
+		return false // no HMAC for a path a runner token cannot open
+	}
 	_, ok := s.bearerScope(r.Header)
-	return ok && r.URL.Path == "/"+s.slug+mcpPath
+	return ok
 }
 
 // bearerScope returns the scope of the runner token in a request's
 // Authorization header, if it carries one.
 func (s *Server) bearerScope(h http.Header) (runnerScope, bool) {
-	scheme, cred, ok := strings.Cut(h.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
+	cred, ok := bearerCredential(h)
+	if !ok {
 		return runnerScope{}, false
 	}
-	return s.runnerTokenScope(strings.TrimSpace(cred))
+	return s.runnerTokenScope(cred)
 }
 
 // Headers a runner's MCP tools/call carries: the call's ids as the runner

@@ -150,30 +150,10 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	switch {
-	case o.BodyTimeout == 0:
-		o.BodyTimeout = BodyTimeoutDefault
-	case o.BodyTimeout < 0:
-		o.BodyTimeout = 0
-	}
-	switch {
-	case o.MaxStreams == 0:
-		o.MaxStreams = MaxStreamsDefault
-	case o.MaxStreams < 0:
-		o.MaxStreams = 0
-	}
-	switch {
-	case o.StreamWriteTimeout == 0:
-		o.StreamWriteTimeout = StreamWriteTimeoutDefault
-	case o.StreamWriteTimeout < 0:
-		o.StreamWriteTimeout = 0
-	}
-	switch {
-	case o.ApprovalWait == 0:
-		o.ApprovalWait = ApprovalWaitDefault
-	case o.ApprovalWait < 0:
-		o.ApprovalWait = 0
-	}
+	o.BodyTimeout = orDefault(o.BodyTimeout, BodyTimeoutDefault)
+	o.MaxStreams = orDefault(o.MaxStreams, MaxStreamsDefault)
+	o.StreamWriteTimeout = orDefault(o.StreamWriteTimeout, StreamWriteTimeoutDefault)
+	o.ApprovalWait = orDefault(o.ApprovalWait, ApprovalWaitDefault)
 	s := &Server{host: h, slug: o.Slug, token: []byte(o.Token), maxBody: o.MaxBodyBytes, wait: o.ApprovalWait, logger: o.Logger, mux: http.NewServeMux(), closing: make(chan struct{}),
 		idemTTL: o.IdempotencyTTL}
 	s.bodyTimeout, s.maxStreams, s.public = o.BodyTimeout, int64(o.MaxStreams), map[string][]string{}
@@ -338,9 +318,18 @@ func (s *Server) isPublic(r *http.Request) bool {
 // authorized reports whether r carries the bearer token, compared in
 // constant time. The scheme is case-insensitive (RFC 9110, 11.1).
 func (s *Server) authorized(r *http.Request) bool {
-	scheme, cred, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	return ok && strings.EqualFold(scheme, "Bearer") &&
-		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(cred)), s.token) == 1
+	cred, ok := bearerCredential(r.Header)
+	return ok && subtle.ConstantTimeCompare([]byte(cred), s.token) == 1
+}
+
+// bearerCredential returns the credential of a request's Authorization:
+// Bearer header; the scheme is case-insensitive (RFC 9110, 11.1).
+func bearerCredential(h http.Header) (string, bool) {
+	scheme, cred, ok := strings.Cut(h.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(cred), true
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
