@@ -138,7 +138,7 @@ func searchResult(r io.Reader, name, text string, size int64) (any, error) {
 // modelTools are the tools a model turn is offered: the agent's, and
 // read_result when results may be saved.
 func (h *Host) modelTools() []model.Tool {
-	specs := h.toolSpecs(nil)
+	specs := h.toolSpecs()
 	if h.builtinReader != nil {
 		t := h.builtinReader
 		specs = append(specs, model.Tool{Name: t.Name(), Description: t.Description(), InputSchema: t.InputSchema()})

@@ -95,14 +95,11 @@ func (h *Host) loop(ctx context.Context, sess api.Session, turnID string) (int, 
 	return turnloop.Run(ctx, h.turnConfig(h.modelTools()), turnEnv{h, sess, turnID}, history)
 }
 
-// toolSpecs are the tools a model is offered: all of the host's, or those
-// keep keeps.
-func (h *Host) toolSpecs(keep func(*tool.Tool) bool) []model.Tool {
-	specs := make([]model.Tool, 0, h.tools.Len())
+// toolSpecs are the agent's tools as a model is offered them.
+func (h *Host) toolSpecs() []model.Tool {
+	specs := make([]model.Tool, 0, h.tools.Len()+1)
 	for _, t := range h.tools.Tools() {
-		if keep == nil || keep(t) {
-			specs = append(specs, model.Tool{Name: t.Name(), Description: t.Description(), InputSchema: t.InputSchema()})
-		}
+		specs = append(specs, model.Tool{Name: t.Name(), Description: t.Description(), InputSchema: t.InputSchema()})
 	}
 	return specs
 }
