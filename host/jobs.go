@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
@@ -39,24 +38,9 @@ const jobPruneKeys = "idempotency.prune"
 // that earlier versions enqueued.
 const jobSweepTurns = "turn.sweep"
 
-// runJobs starts working jobs, after a reconciliation: the timers of
-// state written before the store ran jobs get their jobs (a no-op for
-// those that have them).
+// runJobs starts working jobs (catchUp has scheduled what state written
+// before the store ran jobs lacked).
 func (h *Host) runJobs(ctx context.Context, j store.Jobs) error {
-	for cursor := ""; ; {
-		pending, next, err := h.log.ListApprovals(ctx, store.ListApprovalsParams{Status: api.ApprovalPending, Page: store.Page{Limit: 1000, Cursor: cursor}})
-		if err != nil {
-			return fmt.Errorf("scheduling approval expiries: %w", err)
-		}
-		for _, a := range pending {
-			if err := j.Schedule(ctx, store.JobSpec{Kind: store.JobExpireApproval, Key: a.CallID, At: a.ExpiresAt}); err != nil {
-				return err
-			}
-		}
-		if cursor = next; cursor == "" {
-			break
-		}
-	}
 	stop, err := j.RunJobs(context.WithoutCancel(ctx), store.RunJobsParams{
 		Handlers: h.jobHandlers(), ID: h.leases.holder, Logger: h.logger,
 		Periodic: []store.Periodic{{Kind: jobPruneKeys, Every: time.Hour}},

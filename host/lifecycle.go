@@ -308,7 +308,8 @@ func (h *Host) share(n store.Notifier) error {
 // round, and on a store with jobs also the jobs already due (approvals
 // past their expiry, approved calls whose executor died), each in a
 // transaction of its own as its job would, rather than when River's
-// leader gets to them (10–35 s after a restart).
+// leader gets to them (10–35 s after a restart). It also gives every
+// pending approval its expiry job.
 func (h *Host) catchUp(ctx context.Context) error {
 	if err := h.recover(ctx); err != nil {
 		return err
@@ -317,14 +318,20 @@ func (h *Host) catchUp(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
+	// One pass over the pending approvals: each gets its expiry job (a
+	// no-op for those that have one: state written before the store ran
+	// jobs gets its jobs), and those already past it expire now.
 	now := time.Now()
 	var due []string
 	for cursor := ""; ; {
 		pending, next, err := h.log.ListApprovals(ctx, store.ListApprovalsParams{Status: api.ApprovalPending, Page: store.Page{Limit: 1000, Cursor: cursor}})
 		if err != nil {
-			return fmt.Errorf("listing approvals due: %w", err)
+			return fmt.Errorf("listing pending approvals: %w", err)
 		}
 		for _, a := range pending {
+			if err := j.Schedule(ctx, store.JobSpec{Kind: store.JobExpireApproval, Key: a.CallID, At: a.ExpiresAt}); err != nil {
+				return fmt.Errorf("scheduling approval expiries: %w", err)
+			}
 			if !a.ExpiresAt.After(now) {
 				due = append(due, a.CallID)
 			}
