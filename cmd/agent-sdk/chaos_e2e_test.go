@@ -199,18 +199,24 @@ var (
 	followHTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 )
 
-// apiDo sends a request with the token and decodes the JSON answer. An
-// error is the request's: no answer, or an answer that is not JSON.
+// apiDo sends a request with the chaos token and decodes the JSON answer.
 func apiDo(ctx context.Context, base, method, path, body string) (int, map[string]any, error) {
+	return doJSON(ctx, chaosHTTP, chaosToken, base, method, path, body)
+}
+
+// doJSON sends a request with a bearer token and decodes the JSON
+// answer, without failing the test (for goroutines). An error is the
+// request's: no answer, or an answer that is not JSON.
+func doJSON(ctx context.Context, hc *http.Client, token, base, method, path, body string) (int, map[string]any, error) {
 	req, err := http.NewRequestWithContext(ctx, method, base+path, strings.NewReader(body))
 	if err != nil {
 		return 0, nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+chaosToken)
+	req.Header.Set("Authorization", "Bearer "+token)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := chaosHTTP.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -273,27 +273,10 @@ func (h *mhHost) stop(t *testing.T) {
 	}
 }
 
-// mhDo sends a request without failing the test, for goroutines.
+// mhDo sends a request to a host without failing the test, for
+// goroutines.
 func mhDo(s *server, method, path, body string) (int, map[string]any, error) {
-	req, err := http.NewRequest(method, s.base+path, strings.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return resp.StatusCode, nil, err
-	}
-	var v map[string]any
-	if err := json.Unmarshal(data, &v); err != nil {
-		return resp.StatusCode, nil, fmt.Errorf("%s %s: not JSON: %s", method, path, data)
-	}
-	return resp.StatusCode, v, nil
+	return doJSON(context.Background(), http.DefaultClient, s.token, s.base, method, path, body)
 }
 
 // mhEvent is an event as a client reads it.
