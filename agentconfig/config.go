@@ -41,6 +41,56 @@ type Config struct {
 	// Mode is where a new session's turns run unless it says: local (in
 	// the host, the default) or cloud (on a runner, agent-sdk runner).
 	Mode string `yaml:"mode"`
+	// Slack enables the built-in slack channel and call.Host.Slack.
+	Slack *Slack `yaml:"slack"`
+	// GitHub configures call.Host.GitHub.
+	GitHub *GitHub `yaml:"github"`
+}
+
+// Slack configures the built-in slack channel (Events API and
+// interactivity at /<slug>/channels/slack/…), call.Host.Slack and
+// call.Host.SlackNudges. Secrets come from the environment, never from
+// the file: the variables are named here.
+//
+//	slack:
+//	  botTokenEnv: SLACK_BOT_TOKEN          # the default
+//	  signingSecretEnv: SLACK_SIGNING_SECRET # the default
+//	  apiURL: https://slack.com/api/         # the default; a proxy or a test server
+//	  approvals:
+//	    channel: C0123456789   # also post a card here for every parked call (optional)
+//	    allow: [U012AB3CD, S0614TZR7] # who may decide: users or user groups (optional: anyone)
+type Slack struct {
+	BotTokenEnv      string         `yaml:"botTokenEnv"`
+	SigningSecretEnv string         `yaml:"signingSecretEnv"`
+	APIURL           string         `yaml:"apiURL"`
+	Approvals        SlackApprovals `yaml:"approvals"`
+}
+
+// SlackApprovals configures approval cards.
+type SlackApprovals struct {
+	Channel string   `yaml:"channel"`
+	Allow   []string `yaml:"allow"`
+}
+
+// GitHub configures call.Host.GitHub: a token, or a GitHub App
+// installation (whose installation tokens are made from the app's key and
+// refreshed before they expire).
+//
+//	github:
+//	  tokenEnv: GITHUB_TOKEN     # the default, when app: is not given
+//	  app: {id: 123456, installationId: 7890123, privateKeyEnv: GITHUB_APP_PRIVATE_KEY}
+//	  baseURL: https://github.example.com/api/v3/   # GitHub Enterprise Server (optional)
+type GitHub struct {
+	TokenEnv string     `yaml:"tokenEnv"`
+	App      *GitHubApp `yaml:"app"`
+	BaseURL  string     `yaml:"baseURL"`
+}
+
+// GitHubApp is a GitHub App installation.
+type GitHubApp struct {
+	ID             int64  `yaml:"id"`
+	InstallationID int64  `yaml:"installationId"`
+	PrivateKeyEnv  string `yaml:"privateKeyEnv"`
 }
 
 // Telemetry chooses what is built in for OpenTelemetry export.
@@ -109,6 +159,17 @@ func Load(path string) (Config, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) { // io.EOF: an empty file
 		return c, fmt.Errorf("reading %s: %w", path, err)
+	}
+	// A bare "slack:" or "github:" (YAML null) turns the part on with its
+	// defaults, as "slack: {}" does.
+	var present map[string]any
+	if yaml.Unmarshal(b, &present) == nil {
+		if _, ok := present["slack"]; ok && c.Slack == nil {
+			c.Slack = &Slack{}
+		}
+		if _, ok := present["github"]; ok && c.GitHub == nil {
+			c.GitHub = &GitHub{}
+		}
 	}
 	if c.Model.Provider != "" && !known(c.Model.Provider) {
 		return c, fmt.Errorf("reading %s: model.provider %q is not one of %v", path, c.Model.Provider, Providers)

@@ -58,3 +58,17 @@ func TestLoad(t *testing.T) {
 		t.Errorf("missing file: %+v, %v", c, err)
 	}
 }
+
+// A bare slack: or github: turns the part on with its defaults.
+func TestBarePlatformKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.yaml")
+	os.WriteFile(path, []byte("slack:\ngithub:\n"), 0o644)
+	c, err := Load(path)
+	if err != nil || c.Slack == nil || c.GitHub == nil {
+		t.Fatalf("Load = %+v, %v", c, err)
+	}
+	os.WriteFile(path, []byte("model: {provider: anthropic}\n"), 0o644)
+	if c, err := Load(path); err != nil || c.Slack != nil || c.GitHub != nil {
+		t.Fatalf("without the keys: %+v, %v", c, err)
+	}
+}

@@ -58,8 +58,13 @@ func mainCall(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o 
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused
 	}
-	opts := &host.Options{StateRoot: *state, Logger: logger, Store: st}
+	opts := &host.Options{StateRoot: *state, Logger: logger, Store: st, Channels: o.channels}
 	if opts.MCP, err = o.mcp(cfg, configPath, logger); err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitRefused
+	}
+	// call.Host.GitHub and call.Host.Slack; the slack channel is not served.
+	if _, err := platformsFor(cfg, configPath, opts, logger, false); err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused
 	}

@@ -31,8 +31,10 @@ import (
 	"path/filepath"
 
 	"github.com/agentsdk/agentsdk/agentconfig"
+	"github.com/agentsdk/agentsdk/channel"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/command"
+	"github.com/agentsdk/agentsdk/schedule"
 	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/store/sqlite"
 	"github.com/agentsdk/agentsdk/tool"
@@ -58,6 +60,9 @@ type Options struct {
 	// postgres:// --store is refused, saying the agent was built without
 	// PostgreSQL support.
 	OpenStore func(ctx context.Context, url string) (store.Store, error)
+
+	channels  []*channel.Channel   // the agent's, registered
+	schedules []*schedule.Schedule // the agent's, registered
 }
 
 // openStore opens the agent's store: --store (else $AGENT_SDK_STORE) as a
@@ -89,6 +94,14 @@ func Main(ctx context.Context, args []string, stdio Stdio, opts *Options) int {
 	}
 	set, err := tool.Registered()
 	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
+	}
+	if o.channels, err = channel.Registered(); err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
+	}
+	if o.schedules, err = schedule.Registered(); err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitFailure
 	}

@@ -52,6 +52,12 @@ const (
 	CodeInvalidMode   Code = "invalid_mode"
 	CodeLeaseLost     Code = "lease_lost"
 	CodeInvalidReport Code = "invalid_report"
+
+	CodeScheduleNotFound Code = "schedule_not_found"
+	CodeScheduleBusy     Code = "schedule_busy"
+	CodeNoJobs           Code = "no_jobs"
+	CodeEvalNotFound     Code = "eval_not_found"
+	CodeInvalidEval      Code = "invalid_eval"
 )
 
 type codeInfo struct {
@@ -91,12 +97,18 @@ var codes = map[Code]codeInfo{
 
 	CodeRequestTimeout: {http.StatusRequestTimeout, "the request body did not arrive within the host's body timeout"},
 	CodeOverCapacity:   {http.StatusServiceUnavailable, "the host is at its limit of connections or event streams; retry after Retry-After"},
-	CodeForbidden:      {http.StatusForbidden, "the MCP endpoint refuses the request's Origin, or a non-loopback Host on a loopback connection"},
+	CodeForbidden:      {http.StatusForbidden, "the MCP endpoint refuses the request's Origin, or a non-loopback Host on a loopback connection; or a playground request changing state without its CSRF token"},
 
 	CodeToolBusy:      {http.StatusTooManyRequests, "the tool is running as many calls as it allows (MaxConcurrent, Exclusive) and none ended within its BusyWait; retry later"},
 	CodeInvalidMode:   {http.StatusBadRequest, "a session mode that is not local or cloud"},
 	CodeLeaseLost:     {http.StatusConflict, "the runner no longer holds the turn (it ended, or its lease ran out)"},
 	CodeInvalidReport: {http.StatusBadRequest, "a runner's report with an event it may not write, or one that does not decode"},
+
+	CodeScheduleNotFound: {http.StatusNotFound, "the agent has no schedule of that name"},
+	CodeScheduleBusy:     {http.StatusConflict, "the schedule's previous run is still going and its overlap policy is skip"},
+	CodeEvalNotFound:     {http.StatusNotFound, "no eval batch has that id"},
+	CodeInvalidEval:      {http.StatusBadRequest, "an eval with no cases, a case with neither message nor conversation, or a check that is not exactly one kind (invalid lists each)"},
+	CodeNoJobs:           {http.StatusServiceUnavailable, "the host's store runs no durable jobs (the in-memory store): schedules, reminders and evals need SQLite or PostgreSQL"},
 }
 
 // Status returns the code's HTTP status; 500 for a code not in the table.

@@ -27,12 +27,16 @@ const (
 	KindArtifactCreated   Kind = "artifact.created"          // ArtifactCreated
 	KindTurnCompleted     Kind = "turn.completed"            // TurnCompleted
 	KindTurnFailed        Kind = "turn.failed"               // TurnFailed
+	KindChannelStarted    Kind = "channel.started"           // ChannelStarted
+	KindReminderSet       Kind = "reminder.set"              // ReminderSet
+	KindReminderFired     Kind = "reminder.fired"            // ReminderFired
 )
 
 // Kinds lists every event kind, in the order a turn usually produces them.
 var Kinds = []Kind{
 	KindSessionCreated, KindSessionTagged, KindTurnStarted, KindWorkspaceMoved, KindMessageDelta, KindMessage, KindActionsRequested,
 	KindApprovalRequested, KindApprovalResolved, KindActionProgress, KindActionOutput, KindActionResult, KindArtifactCreated, KindTurnCompleted, KindTurnFailed,
+	KindChannelStarted, KindReminderSet, KindReminderFired,
 }
 
 // Payload is the data of an event of one kind.
@@ -110,6 +114,12 @@ func PayloadOf(k Kind) Payload {
 		return &TurnCompleted{}
 	case KindTurnFailed:
 		return &TurnFailed{}
+	case KindChannelStarted:
+		return &ChannelStarted{}
+	case KindReminderSet:
+		return &ReminderSet{}
+	case KindReminderFired:
+		return &ReminderFired{}
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package api
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/agentsdk/agentsdk/tool"
 )
 
 // Mode says where a session's turns run.
@@ -103,10 +105,4 @@ type Approval struct {
 }
 
 // Outcome is the result of a direct call.
-type Outcome struct {
-	ToolName   string          `json:"toolName"`
-	CallID     string          `json:"callId"`
-	IsError    bool            `json:"isError"`
-	Result     json.RawMessage `json:"result"`
-	DurationMs int64           `json:"durationMs"`
-}
+type Outcome = tool.Outcome

@@ -201,7 +201,7 @@ var interrupted = tool.ErrorOutput("interrupted by host restart; not retried")
 // first time. The result is not fenced by the turn's lease: it is the
 // call's, and whoever records the outcome first writes it.
 func (h *Host) record(ctx context.Context, w writer, a api.Approval, out tool.Output, took time.Duration) (bool, error) {
-	outcome := api.Outcome{ToolName: a.Tool, CallID: a.CallID, IsError: out.IsError, Result: out.Result, DurationMs: took.Milliseconds()}
+	outcome := *outcomeOf(a.Tool, a.CallID, out, took)
 	var evs []api.Event
 	if a.SessionID != "" {
 		if a.ModelCallID != "" {

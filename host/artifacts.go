@@ -90,38 +90,8 @@ func artifactError(err error) error {
 	return api.Wrap(api.CodeInternal, err)
 }
 
-// sessionService is Call.Send and Call.GetSession.
-type sessionService struct{ h *Host }
-
-func (s sessionService) Send(ctx context.Context, channelID, message string, opts *tool.SendOptions) (string, error) {
-	var o tool.SendOptions
-	if opts != nil {
-		o = *opts
-	}
-	if o.SessionID != "" {
-		if _, err := s.onChannel(ctx, channelID, o.SessionID); err != nil {
-			return "", err
-		}
-		_, err := s.h.Sessions().Send(ctx, o.SessionID, message)
-		return o.SessionID, err
-	}
-	sess, _, err := s.h.Sessions().Create(ctx, SessionOptions{Channel: channelID, Principal: o.Principal, Message: message})
-	return sess.ID, err
-}
-
-func (s sessionService) GetSession(ctx context.Context, channelID, sessionID string) (tool.SessionState, error) {
-	sess, err := s.onChannel(ctx, channelID, sessionID)
-	if err != nil {
-		return tool.SessionState{}, err
-	}
-	return tool.SessionState{
-		Session:   tool.Session{ID: sess.ID, Channel: sess.Channel, Mode: string(sess.Mode), Principal: sess.Principal},
-		CreatedAt: sess.CreatedAt, LastSeq: sess.LastSeq, RunningTurn: sess.RunningTurn,
-	}, nil
-}
-
 // onChannel returns a session that must be on channelID.
-func (s sessionService) onChannel(ctx context.Context, channelID, sessionID string) (api.Session, error) {
+func (s backend) onChannel(ctx context.Context, channelID, sessionID string) (api.Session, error) {
 	sess, err := s.h.Sessions().Get(ctx, sessionID)
 	if err != nil {
 		return api.Session{}, err

@@ -33,6 +33,17 @@ type CallOptions struct {
 	// it must not block for long. Not for a gated call's run after it was
 	// parked.
 	Progress func(api.Payload)
+	// Overrun, if set, runs a server tool's handler on the calling
+	// goroutine rather than on a new one, which saves a goroutine switch
+	// per call, for a call outside any session. The tool's timeout and
+	// ctx still bound the call, but by telling: if either ends before the
+	// handler returns, Overrun receives the call's outcome (the timeout or
+	// cancellation) at once, from another goroutine, and CallTool returns
+	// the same outcome only once the handler has returned (its DurationMs
+	// counted to then). For a caller that answers someone else — serve
+	// answers the HTTP request from Overrun. Ignored for a call in a
+	// session, a gated call and an agent tool.
+	Overrun func(*api.Outcome)
 }
 
 // CallTool calls a server tool directly, with no model turn: the input is
@@ -62,23 +73,29 @@ func (h *Host) CallTool(ctx context.Context, name string, input any, opts *CallO
 	if h.needsApproval(t, in) {
 		return h.callGated(ctx, t, in, o)
 	}
-	// A direct call over a limit is refused as busy (429), before it
-	// begins a turn.
-	release, err := h.acquire(ctx, t, in, o.SessionID)
+	release, err := h.acquireDirect(ctx, t, in, o.SessionID)
 	if err != nil {
-		var busy *busyError
-		if errors.As(err, &busy) {
-			return nil, busyAPIError(busy)
-		}
-		return nil, api.Errorf(api.CodeBadRequest, "the call was cancelled while it waited for the tool: %v", err)
+		return nil, err
 	}
 	defer release()
 	if o.SessionID != "" {
 		return h.callInSession(ctx, t, in, o, start)
 	}
 	id := tool.NewCallID(name)
-	out := h.run(ctx, callSpec{id: id, tool: t, in: in, observe: o.Progress, held: true})
-	return &api.Outcome{ToolName: name, CallID: id, IsError: out.IsError, Result: out.Result, DurationMs: time.Since(start).Milliseconds()}, nil
+	spec := callSpec{id: id, tool: t, in: in, observe: o.Progress, held: true}
+	if o.Overrun != nil {
+		spec.overrun = func(out tool.Output) {
+			o.Overrun(outcomeOf(name, id, out, time.Since(start)))
+		}
+	}
+	out := h.run(ctx, spec)
+	return outcomeOf(name, id, out, time.Since(start)), nil
+}
+
+// outcomeOf is the outcome of the call id of tool name that gave out after
+// took.
+func outcomeOf(name, id string, out tool.Output, took time.Duration) *api.Outcome {
+	return &api.Outcome{ToolName: name, CallID: id, IsError: out.IsError, Result: out.Result, DurationMs: took.Milliseconds()}
 }
 
 // validate finds a server tool and validates a direct call's input.
@@ -137,6 +154,7 @@ type callSpec struct {
 	turnID  string
 	observe func(api.Payload) // a caller following the call's progress; nil for none
 	held    bool              // the caller holds the call's place under the tool's limits
+	overrun func(tool.Output) // CallOptions.Overrun, for a direct call outside any session
 }
 
 // run runs a validated call — a server tool in process, an agent tool
@@ -187,6 +205,20 @@ func (h *Host) run(ctx context.Context, c callSpec) (out tool.Output) {
 	return out
 }
 
+// acquireDirect takes a direct call's place under its tool's limits: a
+// call over a limit is refused as busy (429), before it begins a turn.
+func (h *Host) acquireDirect(ctx context.Context, t *tool.Tool, in *tool.Input, sessionID string) (release func(), err error) {
+	release, err = h.acquire(ctx, t, in, sessionID)
+	if err != nil {
+		var busy *busyError
+		if errors.As(err, &busy) {
+			return nil, busyAPIError(busy)
+		}
+		return nil, api.Errorf(api.CodeBadRequest, "the call was cancelled while it waited for the tool: %v", err)
+	}
+	return release, nil
+}
+
 // newCall builds what a handler receives: the one place a tool.Call is
 // made. Its progress goes to rep (nil: nowhere).
 func (h *Host) newCall(c callSpec, ws *workspace, rep *progress.Reporter) *tool.Call {
@@ -197,8 +229,9 @@ func (h *Host) newCall(c callSpec, ws *workspace, rep *progress.Reporter) *tool.
 		StateRoot:      h.opts.StateRoot,
 		Logger:         h.logger,
 		Host:           h.servicesFor(c),
-		Sessions:       sessionService{h},
+		Backend:        backend{h},
 		Workspace:      ws.open,
+		Overrun:        c.overrun,
 	}
 	if rep != nil {
 		info.Reporter = rep
@@ -212,10 +245,20 @@ func (h *Host) newCall(c callSpec, ws *workspace, rep *progress.Reporter) *tool.
 
 // servicesFor returns call.Host for a call.
 func (h *Host) servicesFor(c callSpec) tool.Services {
+	return h.sessionServices(c.session, c.turnID)
+}
+
+// sessionServices returns the host's services bound to a session (nil:
+// none) and a turn: Otel's session tags, Reminders.
+func (h *Host) sessionServices(sess *api.Session, turnID string) tool.Services {
+	if sess == nil && turnID == "" {
+		return h.direct // made once: a call outside any session
+	}
 	s := h.services
-	o := otelService{h: h, turnID: c.turnID}
-	if c.session != nil {
-		o.sessionID = c.session.ID
+	o := otelService{h: h, turnID: turnID}
+	if sess != nil {
+		o.sessionID = sess.ID
+		s.Reminders = h.reminders(sess.ID)
 	}
 	s.Otel = o
 	return s

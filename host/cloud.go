@@ -398,5 +398,5 @@ func (h *Host) CallInTurn(ctx context.Context, name string, input any, in InTurn
 		return nil, &ApprovalPendingError{CallID: in.CallID}
 	}
 	out := h.run(ctx, callSpec{id: in.CallID, tool: t, in: tin, session: &sess, turnID: in.TurnID, observe: in.Progress})
-	return &api.Outcome{ToolName: name, CallID: in.CallID, IsError: out.IsError, Result: out.Result, DurationMs: time.Since(start).Milliseconds()}, nil
+	return outcomeOf(name, in.CallID, out, time.Since(start)), nil
 }

@@ -5,16 +5,14 @@ import (
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/internal/turnloop"
-	"github.com/agentsdk/agentsdk/model"
 )
 
 // history rebuilds a session's conversation from its stored events
 // (turnloop.History), with the tags tools put on the session.
-func (h *Host) history(ctx context.Context, sessionID string) ([]model.Message, map[string]string, error) {
+func (h *Host) history(ctx context.Context, sessionID string) (*turnloop.History, error) {
 	hist := turnloop.NewHistory()
 	if err := eachEvent(ctx, h.log, sessionID, func(e api.Event) { hist.Add(e) }); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	msgs, tags := hist.Messages()
-	return msgs, tags, nil
+	return hist, nil
 }

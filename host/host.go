@@ -27,11 +27,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/go-github/v88/github"
+	"github.com/slack-go/slack"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/channel"
 	"github.com/agentsdk/agentsdk/model"
+	"github.com/agentsdk/agentsdk/schedule"
 	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/store/memory"
 	"github.com/agentsdk/agentsdk/tool"
@@ -105,6 +109,17 @@ type Options struct {
 	// Cloud configures cloud sessions, whose model turns run on runners
 	// (see Runners).
 	Cloud CloudOptions
+	// Channels are the agent's channels (channel.Registered): their
+	// onStart hooks run here, their routes are mounted by package serve.
+	Channels []*channel.Channel
+	// Schedules are the agent's schedules (schedule.Registered). They tick
+	// on a store that runs durable jobs, from Start on.
+	Schedules []*schedule.Schedule
+	// Slack is call.Host.Slack (and what call.Host.SlackNudges posts
+	// with); nil: not configured.
+	Slack *slack.Client
+	// GitHub is call.Host.GitHub; nil: not configured.
+	GitHub *github.Client
 	// MaxResultBytes caps a tool's result (its JSON) unless the tool sets
 	// its own cap; over it the call is an isError result saying the limit
 	// and the size. Zero means tool.MaxResultBytesDefault; negative, none.
@@ -212,12 +227,16 @@ func (o Options) validate() error {
 type Host struct {
 	limits        limiter    // per-tool MaxConcurrent and Exclusive (limits.go)
 	builtinReader *tool.Tool // read_result for models (budget.go); nil without a budget
+	armed         sync.Map   // reminder ids with a timer here (reminders.go)
+	channels      map[string]*channel.Channel
+	schedules     map[string]*schedule.Schedule
 	cloudReady    cloudReady // wakes runners' claims waiting here (cloud.go)
 	tools         *tool.Set
 	opts          Options // with defaults, StateRoot absolute
 	logger        *slog.Logger
 	log           *eventLog // the store; every event appended is published
 	services      tool.Services
+	direct        tool.Services // services of a call outside any session
 	telemetry     *telemetry
 	leases        *leases
 	waiters       waiters
@@ -256,12 +275,42 @@ func New(set *tool.Set, opts *Options) (*Host, error) {
 		ctx:       ctx, stop: stop,
 	}
 	h.services = tool.Services{
-		KV:    kvService{store: o.Store, ns: o.Namespace},
-		Files: h.files("files", o.Namespace),
-		MCP:   o.MCP,
+		KV:     kvService{store: o.Store, ns: o.Namespace},
+		Files:  h.files("files", o.Namespace),
+		MCP:    o.MCP,
+		Slack:  o.Slack,
+		GitHub: o.GitHub,
+		Evals:  evalsService{h},
 	}
+	if o.Slack != nil {
+		h.services.SlackNudges = nudges{h: h, slack: o.Slack}
+	}
+	h.direct = h.services
+	h.direct.Otel = otelService{h: h}
 	h.builtinReader = h.readResult()
+	if h.channels, err = byName(o.Channels, (*channel.Channel).ID); err != nil {
+		return nil, fmt.Errorf("creating host: channels: %w", err)
+	}
+	if h.schedules, err = byName(o.Schedules, (*schedule.Schedule).Name); err != nil {
+		return nil, fmt.Errorf("creating host: schedules: %w", err)
+	}
 	return h, nil
+}
+
+// byName indexes definitions by name, refusing nil ones and duplicates.
+func byName[T comparable](defs []T, name func(T) string) (map[string]T, error) {
+	var zero T
+	m := make(map[string]T, len(defs))
+	for _, d := range defs {
+		if d == zero {
+			return nil, errors.New("a nil definition")
+		}
+		if _, dup := m[name(d)]; dup {
+			return nil, fmt.Errorf("%q is defined twice", name(d))
+		}
+		m[name(d)] = d
+	}
+	return m, nil
 }
 
 // home names where this host keeps its sessions' workspaces: the machine

@@ -203,6 +203,14 @@ func (h *Host) Start(ctx context.Context) error {
 		if err := h.runJobs(ctx, j); err != nil {
 			return err
 		}
+		if _, ok := h.log.Store.(store.Timers); ok {
+			if err := h.startSchedules(ctx, j); err != nil {
+				return err
+			}
+			h.armDueReminders(ctx)
+		}
+	} else if len(h.opts.Schedules) > 0 {
+		h.logger.Warn("the schedules will not run: the store runs no durable jobs (serve with SQLite or PostgreSQL)", "schedules", len(h.opts.Schedules))
 	}
 	h.wg.Add(1)
 	go func() {
@@ -215,6 +223,8 @@ func (h *Host) Start(ctx context.Context) error {
 				return
 			case <-t.C:
 				h.sweep()
+				h.armDueReminders(h.ctx)
+				h.sweepEvals(h.ctx)
 			}
 		}
 	}()

@@ -34,6 +34,8 @@ type SessionOptions struct {
 	// Mode is where its model turns run: api.ModeLocal (in the host) or
 	// api.ModeCloud (on a runner); "" for Options.Cloud.DefaultMode.
 	Mode api.Mode
+
+	id string // the new session's id, reserved by a Send with a key
 }
 
 // Create opens a session, makes its workspace, and starts a turn
@@ -49,7 +51,13 @@ func (s Sessions) Create(ctx context.Context, opts SessionOptions) (api.Session,
 	if opts.Message != "" && strings.TrimSpace(opts.Message) == "" {
 		return api.Session{}, "", api.ErrEmptyMessage
 	}
-	if err := s.h.quota(ctx, "sessions created in the last hour", s.h.opts.MaxSessions, opts.Principal, func(ctx context.Context, p string) (int, error) {
+	// Eval batches open their cases' sessions: they are bounded by the
+	// batch (at most maxEvalCases), not by the hourly quota.
+	maxSessions := s.h.opts.MaxSessions
+	if opts.Principal == evalPrincipal && opts.Channel == evalChannel {
+		maxSessions = -1
+	}
+	if err := s.h.quota(ctx, "sessions created in the last hour", maxSessions, opts.Principal, func(ctx context.Context, p string) (int, error) {
 		return s.h.log.CountSessions(ctx, p, time.Now().Add(-time.Hour))
 	}); err != nil {
 		return api.Session{}, "", err
@@ -58,7 +66,10 @@ func (s Sessions) Create(ctx context.Context, opts SessionOptions) (api.Session,
 	if err != nil {
 		return api.Session{}, "", err
 	}
-	sess := api.Session{ID: newID("sess"), Channel: opts.Channel, Mode: mode, Principal: opts.Principal}
+	if opts.id == "" {
+		opts.id = newID("sess")
+	}
+	sess := api.Session{ID: opts.id, Channel: opts.Channel, Mode: mode, Principal: opts.Principal}
 	if _, err := s.h.sessionWorkspace(sess.ID).open(); err != nil {
 		return api.Session{}, "", api.Errorf(api.CodeInternal, "creating session workspace: %w", err)
 	}
@@ -201,6 +212,10 @@ func (h *Host) endTurn(ctx context.Context, f store.Fence, end api.Payload, befo
 // cloud session's turn is left for a runner instead.
 func (h *Host) startTurn(sess api.Session, hold store.Hold) {
 	if sess.Mode == api.ModeCloud {
+		if c := h.channels[sess.Channel]; c != nil && c.HasOnStart() {
+			h.goStartCloud(sess, hold)
+			return
+		}
 		h.readyForRunner(h.ctx, hold)
 		return
 	}

@@ -32,7 +32,7 @@ func (h *Host) callInSession(ctx context.Context, t *tool.Tool, in *tool.Input, 
 
 	id := tool.NewCallID(t.Name())
 	out := h.run(tctx, callSpec{id: id, tool: t, in: in, session: &sess, turnID: turnID, observe: o.Progress, held: true})
-	outcome := &api.Outcome{ToolName: t.Name(), CallID: id, IsError: out.IsError, Result: out.Result, DurationMs: time.Since(start).Milliseconds()}
+	outcome := outcomeOf(t.Name(), id, out, time.Since(start))
 	if err := h.emit(ctx, sessionID, turnID, api.ActionResult{
 		CallID: id, Tool: t.Name(), IsError: out.IsError, Result: out.Result, DurationMs: outcome.DurationMs, Direct: true,
 	}); err != nil {

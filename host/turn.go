@@ -84,10 +84,14 @@ func (h *Host) loop(ctx context.Context, sess api.Session, turnID string) (int, 
 	if h.opts.Model == nil {
 		return 0, h.opts.ModelError
 	}
-	history, tags, err := h.history(ctx, sess.ID)
+	hist, err := h.history(ctx, sess.ID)
 	if err != nil {
 		return 0, fmt.Errorf("reading the session's history: %w", err)
 	}
+	if err := h.startChannel(ctx, sess, turnID, hist); err != nil {
+		return 0, err
+	}
+	history, tags := hist.Messages()
 	span := trace.SpanFromContext(ctx)
 	for k, v := range tags {
 		span.SetAttributes(attribute.String("session.tag."+k, v))

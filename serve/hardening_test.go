@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/channel"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/serveflags"
 	"github.com/agentsdk/agentsdk/serve"
@@ -38,6 +39,7 @@ type hardened struct {
 	srv     *serve.Server
 	started chan struct{} // a block call started
 	release func()        // lets every block call return
+	hooked  atomic.Int32  // requests the hook channel's handlers ran
 }
 
 func serveHardened(t *testing.T, o serve.Options, lo serve.ListenOptions) *hardened {
@@ -60,7 +62,7 @@ func serveHardened(t *testing.T, o serve.Options, lo serve.ListenOptions) *harde
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.New(set, &host.Options{StateRoot: t.TempDir()})
+	h, err := host.New(set, &host.Options{StateRoot: t.TempDir(), Channels: []*channel.Channel{hookChannel(t, &hd.hooked)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,6 +201,7 @@ func concrete(pattern string) (method, path string) {
 	if !ok {
 		method, path = "", pattern
 	}
+	path = strings.TrimSuffix(path, "{$}") // an exact match: /agent/{$} is /agent/
 	return method, regexp.MustCompile(`\{[^}]*\}`).ReplaceAllString(path, "x")
 }
 
@@ -206,7 +209,9 @@ func concrete(pattern string) (method, path string) {
 // added later is walked too), refuses a request without the token, with a
 // wrong one, and with another scheme: 401 unauthorized, and the connection
 // closed so that no body is waited for. A path-cleaning redirect to any
-// route answers 401 as well. Public routes answer without a token.
+// route answers 401 as well. Public routes answer without a token: /healthz,
+// and the playground's sign-in page and form, script and style sheet, and
+// its page (which sends a request without its cookie to the sign-in page).
 func TestEveryRouteNeedsToken(t *testing.T) {
 	hd := serveHardened(t, serve.Options{}, serve.ListenOptions{})
 	c := newClient(t)
@@ -223,6 +228,11 @@ func TestEveryRouteNeedsToken(t *testing.T) {
 	if len(mounted) <= len(api.Routes) {
 		t.Fatalf("mounted %d patterns for %d routes: the fallback is missing", len(mounted), len(api.Routes))
 	}
+	// The playground's public routes are answered without following a
+	// redirect: its page must send a request without its cookie to the
+	// sign-in page, not be served.
+	noFollow := newClient(t)
+	noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	wrong := []string{"", "Bearer wrong-token", "bearer wrong-token", "Bearer " + testToken + "x", "Bearer " + testToken[:len(testToken)-1],
 		"Basic " + testToken, "Bearer" + testToken, testToken, "Bearer"}
 	walked := 0
@@ -244,10 +254,25 @@ func TestEveryRouteNeedsToken(t *testing.T) {
 					if a := send(t, c, m, hd.base+p, "", body); a.status != 200 {
 						t.Errorf("%s %s (public) without a token: %d %s", m, p, a.status, a.body)
 					}
+				} else if serve.Public(hd.srv, pattern) {
+					// The playground's sign-in page and form, assets, and
+					// page: 200, 303 (the page, to the sign-in page), or 401
+					// (the form, posted without the token); never a cookie,
+					// never the page itself (it holds a CSRF token).
+					a := send(t, noFollow, m, hd.base+p, "", body)
+					signin := m == "POST" && strings.HasSuffix(p, "/playground/signin")
+					ok := a.status == 200 || a.status == 303 && strings.HasPrefix(a.header.Get("Location"), "/agent/") || a.status == 401 && signin
+					if !ok || a.header.Get("Set-Cookie") != "" || strings.Contains(a.body, `name="csrf-token"`) ||
+						a.header.Get("X-Content-Type-Options") != "nosniff" || a.header.Get("Content-Security-Policy") == "" {
+						t.Errorf("%s %s (playground, public) without a token: %d %s (headers %v)", m, p, a.status, a.body, a.header)
+					}
 				} else {
 					for _, auth := range wrong {
 						a := send(t, c, m, hd.base+p, auth, body)
-						if a.status != 401 || a.code != "unauthorized" || !a.close || a.header.Get("WWW-Authenticate") == "" ||
+						// A channel route with a verifier of its own refuses
+						// by it: no bearer challenge.
+						challenge := serve.Verified(hd.srv, pattern) || a.header.Get("WWW-Authenticate") != ""
+						if a.status != 401 || a.code != "unauthorized" || !a.close || !challenge ||
 							a.header.Get("X-Content-Type-Options") != "nosniff" {
 							t.Errorf("%s %s with Authorization %q: %d %s (close %v, headers %v)", m, p, auth, a.status, a.body, a.close, a.header)
 						}
@@ -264,7 +289,10 @@ func TestEveryRouteNeedsToken(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("walked %d patterns (%d routes and the fallback): %d refused requests", len(mounted), len(api.Routes), walked)
+	if hd.hooked.Load() != 0 {
+		t.Errorf("a channel handler ran %d times for refused requests", hd.hooked.Load())
+	}
+	t.Logf("walked %d patterns (%d routes, the channel routes and the fallback): %d refused requests", len(mounted), len(api.Routes), walked)
 }
 
 // uncleanPaths are paths the mux would redirect to p.

@@ -150,6 +150,7 @@ type connLimit struct {
 
 	mu   sync.Mutex
 	open map[*limitedConn]struct{}
+	seq  atomic.Int64 // orders connections by when they began to wait
 
 	refusing chan struct{} // bounds the goroutines answering refused connections
 	refused  atomic.Int64  // connections refused (503)
@@ -170,10 +171,11 @@ type limitedConn struct {
 	net.Conn
 	lim  *connLimit
 	once sync.Once
-	// guarded by lim.mu
-	state    http.ConnState
-	since    time.Time // when it entered state
-	draining bool      // its request was refused: it is closed once answered
+	// Set by the server's goroutine for the connection, read under lim.mu
+	// when a place is wanted; atomic rather than under lim.mu, which every
+	// request would otherwise take twice.
+	waiting  atomic.Int64 // while it has no request in progress (new or idle): lim.seq when it began to wait; else 0
+	draining atomic.Bool  // its request was refused: it is closed once answered
 }
 
 func (c *limitedConn) Close() error {
@@ -191,7 +193,8 @@ func (l *connLimit) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		lc := &limitedConn{Conn: c, lim: l, state: http.StateNew, since: time.Now()}
+		lc := &limitedConn{Conn: c, lim: l}
+		lc.waiting.Store(l.seq.Add(1))
 		l.mu.Lock()
 		var victim *limitedConn
 		if len(l.open) >= l.max {
@@ -223,13 +226,16 @@ func (l *connLimit) Accept() (net.Conn, error) {
 // draining one, else the one that has waited longest without a request in
 // progress; nil if every one has a request in progress. l.mu is held.
 func (l *connLimit) waitingLongest() *limitedConn {
-	var oldest *limitedConn
+	var (
+		oldest *limitedConn
+		since  int64
+	)
 	for c := range l.open {
-		if c.draining {
+		if c.draining.Load() {
 			return c
 		}
-		if (c.state == http.StateNew || c.state == http.StateIdle) && (oldest == nil || c.since.Before(oldest.since)) {
-			oldest = c
+		if w := c.waiting.Load(); w != 0 && (oldest == nil || w < since) {
+			oldest, since = c, w
 		}
 	}
 	return oldest
@@ -242,9 +248,14 @@ func (l *connLimit) track(nc net.Conn, state http.ConnState) {
 	if !ok {
 		return
 	}
-	l.mu.Lock()
-	c.state, c.since, c.draining = state, time.Now(), false
-	l.mu.Unlock()
+	var waiting int64
+	if state == http.StateNew || state == http.StateIdle {
+		waiting = l.seq.Add(1)
+	}
+	c.waiting.Store(waiting)
+	if c.draining.Load() {
+		c.draining.Store(false)
+	}
 }
 
 // connKey is the context key of a request's connection, under a connLimit.
@@ -258,9 +269,7 @@ func draining(ctx context.Context) {
 	if !ok {
 		return
 	}
-	c.lim.mu.Lock()
-	c.draining = true
-	c.lim.mu.Unlock()
+	c.draining.Store(true)
 }
 
 // refusal is the answer of a connection over the limit.

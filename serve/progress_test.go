@@ -62,7 +62,18 @@ func setupProgress(t *testing.T) (base string, h *host.Host) {
 			}
 			return "done", nil
 		})
-	set, _ := tool.NewSet(build, ticks)
+	return serveTools(t, build, ticks)
+}
+
+// serveTools serves a host of tools, with the slug "agent" and testToken, on
+// a loopback test server closed at the end of the test; it returns the
+// server's URL with the slug, and the host.
+func serveTools(t *testing.T, tools ...*tool.Tool) (base string, h *host.Host) {
+	t.Helper()
+	set, err := tool.NewSet(tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	h, err = host.New(set, &host.Options{StateRoot: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

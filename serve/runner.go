@@ -100,7 +100,9 @@ func (s *Server) runnerTokenScope(token string) (runnerScope, bool) {
 	if !ok {
 		return runnerScope{}, false
 	}
-	mac, err := base64.RawURLEncoding.DecodeString(sig)
+	// Strict: a signature's last character has two spare bits, which a
+	// lax decoding ignores; only the one canonical text is the token.
+	mac, err := base64.RawURLEncoding.Strict().DecodeString(sig)
 	if err != nil || !hmac.Equal(mac, s.runnerMAC(payload)) {
 		return runnerScope{}, false
 	}

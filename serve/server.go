@@ -110,6 +110,7 @@ type Server struct {
 	streamWrite time.Duration       // Options.StreamWriteTimeout; 0: none
 	streams     atomic.Int64        // event streams followed now
 	public      map[string][]string // the public routes' mounted patterns, by path
+	verified    map[string]bool     // channel routes with a verifier of their own, by pattern
 	patterns    []string            // every pattern mounted on mux, in order
 
 	closing   chan struct{} // closed when the server shuts down
@@ -119,7 +120,9 @@ type Server struct {
 
 	idemTTL time.Duration // Options.IdempotencyTTL
 
-	mcp *mcpEndpoint
+	mcp    *mcpEndpoint
+	pg     *playground  // the web UI at /<slug>/ (playground.go)
+	direct *directRoute // the direct call's route, taken without the mux (directroute.go)
 }
 
 // principal is who the bearer token stands for. There is one token per
@@ -156,7 +159,7 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 	o.ApprovalWait = orDefault(o.ApprovalWait, ApprovalWaitDefault)
 	s := &Server{host: h, slug: o.Slug, token: []byte(o.Token), maxBody: o.MaxBodyBytes, wait: o.ApprovalWait, logger: o.Logger, mux: http.NewServeMux(), closing: make(chan struct{}),
 		idemTTL: o.IdempotencyTTL}
-	s.bodyTimeout, s.maxStreams, s.public = o.BodyTimeout, int64(o.MaxStreams), map[string][]string{}
+	s.bodyTimeout, s.maxStreams, s.public, s.verified = o.BodyTimeout, int64(o.MaxStreams), map[string][]string{}, map[string]bool{}
 	s.streamWrite = o.StreamWriteTimeout
 	s.openAPIDoc = sync.OnceValues(func() ([]byte, error) { return api.OpenAPI(s.slug, h.Tools().Infos()) })
 	handlers := s.handlers()
@@ -173,6 +176,9 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 		pattern := r.Pattern(o.Slug)
 		s.mux.Handle(pattern, fn)
 		known.Handle(pattern, fn)
+		if r.Name == "callTool" {
+			s.direct = newDirectRoute(pattern)
+		}
 		s.patterns = append(s.patterns, pattern)
 		if r.Public {
 			s.public[r.FullPath(o.Slug)] = append(s.public[r.FullPath(o.Slug)], pattern)
@@ -188,6 +194,12 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 		s.mux.Handle(pattern, mcpEnd)
 		known.Handle(pattern, mcpEnd)
 		s.patterns = append(s.patterns, pattern)
+	}
+	if err := s.mountChannels(known); err != nil {
+		return nil, fmt.Errorf("creating server: %w", err)
+	}
+	if err := s.mountPlayground(known); err != nil {
+		return nil, fmt.Errorf("creating server: %w", err)
 	}
 	s.mux.Handle("/", s.unrouted(known))
 	s.patterns = append(s.patterns, "/")
@@ -215,6 +227,11 @@ func (s *Server) handlers() map[string]http.HandlerFunc {
 		"getArtifact":      s.getArtifact,
 		"runnerClaim":      s.runnerClaim,
 		"runnerReport":     s.runnerReport,
+		"listSchedules":    s.listSchedules,
+		"runSchedule":      s.runSchedule,
+		"runEval":          s.runEval,
+		"listEvals":        s.listEvals,
+		"getEval":          s.getEval,
 	}
 }
 
@@ -227,22 +244,35 @@ func (s *Server) Slug() string { return s.slug }
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
-	rec.Header().Set("X-Content-Type-Options", "nosniff")
+	rec.Header()["X-Content-Type-Options"] = nosniff
 	if s.admit(rec, r) {
-		s.mux.ServeHTTP(rec, r)
+		if _, ok := s.direct.name(r); ok {
+			r.Pattern = s.direct.pattern
+			s.callTool(rec, r)
+		} else {
+			s.mux.ServeHTTP(rec, r)
+		}
 	}
 	ctx := r.Context()
 	if !s.logger.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	method, path, status, took := slog.String("method", r.Method), slog.String("path", r.URL.Path),
-		slog.Int("status", rec.status), slog.Duration("duration", time.Since(start))
+	// The record is handed to the handler directly, as LogAttrs would,
+	// without the caller's program counter: LogAttrs takes it with
+	// runtime.Callers on every request, for a source position (serve's own)
+	// that tells nobody anything.
+	rl := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	rl.AddAttrs(slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Int("status", rec.status), slog.Duration("duration", rl.Time.Sub(start)))
 	if id := rec.Header()[CallIDHeader]; len(id) == 1 {
-		s.logger.LogAttrs(ctx, slog.LevelInfo, "request", method, path, status, took, slog.String("call_id", id[0]))
-		return
+		rl.AddAttrs(slog.String("call_id", id[0]))
 	}
-	s.logger.LogAttrs(ctx, slog.LevelInfo, "request", method, path, status, took)
+	_ = s.logger.Handler().Handle(ctx, rl) // as LogAttrs, which drops the handler's error
 }
+
+// nosniff is the X-Content-Type-Options value of every answer, shared
+// rather than made for each (net/http only reads it).
+var nosniff = []string{"nosniff"}
 
 // CallIDHeader carries a direct call's id on its response. It is in
 // canonical form, so that the header map can be used directly.
@@ -262,17 +292,25 @@ func (r *recorder) WriteHeader(code int) {
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // admit lets a request through to the mux, or answers it: 401 without
-// the token (before anything else, and without reading the body), 413 for
+// the token or the playground's cookie (before anything else, and without
+// reading the body; 403 for the cookie without its CSRF token), 413 for
 // a declared length over the limit (without reading the body either), and
 // else reads the body whole within the body timeout (413, 408 or 400 when
 // it cannot), so that no handler ever waits for a client. A refusal closes
 // the connection.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request) bool {
-	if !s.isPublic(r) && !s.authorized(r) && !s.runnerAuthorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="agent-sdk"`)
-		refuse(w, r, &api.Error{Code: api.CodeUnauthorized,
-			Message: "missing or wrong bearer token: send Authorization: Bearer <token> (see the host's state directory, file token)"}, refusalGrace)
-		return false
+	if !s.isPublic(r) && !s.authorized(r) && !s.runnerAuthorized(r) && !s.verifiedRoute(r) {
+		// Without a valid bearer token, the playground's cookie may admit r.
+		switch ok, err := s.cookieAdmits(r); {
+		case err != nil: // the cookie without its CSRF token (403), or the store failed
+			refuse(w, r, err, refusalGrace)
+			return false
+		case !ok:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agent-sdk"`)
+			refuse(w, r, &api.Error{Code: api.CodeUnauthorized,
+				Message: "missing or wrong bearer token: send Authorization: Bearer <token> (see the host's state directory, file token)"}, refusalGrace)
+			return false
+		}
 	}
 	if r.ContentLength > s.maxBody {
 		refuse(w, r, api.AsError(&http.MaxBytesError{Limit: s.maxBody}), refusalGrace)

@@ -47,7 +47,17 @@ func (s *Server) callToolOnce(w http.ResponseWriter, r *http.Request) {
 		st = &callStream{w: w, timeout: s.streamWrite}
 		opts.Progress = st.event
 	}
-	out, err := s.host.CallTool(r.Context(), r.PathValue("name"), req.Input, opts)
+	var late *overrun
+	if st == nil && req.SessionID == "" {
+		// The handler runs on this goroutine; if it outlasts its timeout,
+		// late answers from the watchdog's.
+		late = &overrun{w: w}
+		opts.Overrun = late.answer
+	}
+	out, err := s.host.CallTool(r.Context(), s.toolName(r), req.Input, opts)
+	if late != nil && late.sent.Load() {
+		return // answered already
+	}
 	if st != nil {
 		st.finish(s, out, err)
 		return
@@ -58,17 +68,17 @@ func (s *Server) callToolOnce(w http.ResponseWriter, r *http.Request) {
 // answerCall writes a direct call's answer: its outcome, 202 for a call
 // parked for approval, or the error.
 func (s *Server) answerCall(w http.ResponseWriter, out *api.Outcome, err error) {
-	var pending *host.ApprovalPendingError
-	switch {
-	case errors.As(err, &pending):
-		w.Header()[CallIDHeader] = []string{pending.CallID}
-		writeJSON(w, http.StatusAccepted, s.pendingBody(pending.CallID))
-	case err != nil:
-		writeError(w, err)
-	default:
+	if err == nil {
 		w.Header()[CallIDHeader] = []string{out.CallID}
 		writeOutcome(w, out)
+		return
 	}
+	if pending, ok := errors.AsType[*host.ApprovalPendingError](err); ok {
+		w.Header()[CallIDHeader] = []string{pending.CallID}
+		writeJSON(w, http.StatusAccepted, s.pendingBody(pending.CallID))
+		return
+	}
+	writeError(w, err)
 }
 
 // pendingBody is the answer of a call parked for approval.

@@ -141,7 +141,7 @@ func (s *sqlStore) RunJobs(ctx context.Context, p RunJobsParams) (func(context.C
 	}
 	n := p.Workers
 	if n <= 0 {
-		n = 4
+		n = 16
 	}
 	var periodic []*river.PeriodicJob
 	for _, pj := range p.Periodic {
@@ -160,6 +160,17 @@ func (s *sqlStore) RunJobs(ctx context.Context, p RunJobsParams) (func(context.C
 		// both databases, and the jobs here are timers, due seconds
 		// ahead, that River's scheduler releases every 5 s anyway.
 		PollOnly: true,
+		// Fetch again 10 ms after a fetch (River's default: 100 ms), so
+		// that a burst of due jobs is not worked a few at a time.
+		FetchCooldown: 10 * time.Millisecond,
+		// A job's handler is one short transaction, so a job still
+		// "running" after RescueStuckJobsAfter was left so by a host that
+		// died in it (its transaction never committed, so nothing of it
+		// applied): River's leader runs it again. River's default is an
+		// hour, which left an approved call, a reminder or a schedule's
+		// tick whose host was killed mid-job waiting that long.
+		JobTimeout:           JobTimeout,
+		RescueStuckJobsAfter: RescueStuckJobsAfter,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("running jobs: %w", err)

@@ -271,8 +271,20 @@ func (s *sqlStore) CountSessions(ctx context.Context, principal string, since ti
 }
 
 func (s *sqlStore) ListSessions(ctx context.Context, p Page) ([]api.Session, string, error) {
+	out, next, err := listNewest(ctx, s, `SELECT `+sessionColumns+` FROM sessions`, p,
+		func(r *sql.Rows) (api.Session, error) { return scanSession(r) },
+		func(sess api.Session) (time.Time, string) { return sess.CreatedAt, sess.ID })
+	if err != nil {
+		return nil, "", fmt.Errorf("listing sessions: %w", err)
+	}
+	return out, next, nil
+}
+
+// listNewest lists the rows of a table keyed (created_at, id), newest
+// first, a page at a time: query selects from the table; key gives a row's
+// created_at and id for the next page's cursor.
+func listNewest[T any](ctx context.Context, s *sqlStore, query string, p Page, scan func(*sql.Rows) (T, error), key func(T) (time.Time, string)) ([]T, string, error) {
 	limit := pageLimit(p)
-	query := `SELECT ` + sessionColumns + ` FROM sessions`
 	args := []any{}
 	if p.Cursor != "" {
 		ts, id, err := decodeCursor(p.Cursor)
@@ -284,14 +296,14 @@ func (s *sqlStore) ListSessions(ctx context.Context, p Page) ([]api.Session, str
 	}
 	query += ` ORDER BY created_at DESC, id DESC LIMIT ?`
 	args = append(args, limit+1)
-	out, err := queryAll(ctx, s.read, s.q(query), args, func(r *sql.Rows) (api.Session, error) { return scanSession(r) })
+	out, err := queryAll(ctx, s.read, s.q(query), args, scan)
 	if err != nil {
-		return nil, "", fmt.Errorf("listing sessions: %w", err)
+		return nil, "", err
 	}
 	next := ""
 	if len(out) > limit {
 		out = out[:limit]
-		next = encodeCursor(out[limit-1].CreatedAt, out[limit-1].ID)
+		next = encodeCursor(key(out[limit-1]))
 	}
 	return out, next, nil
 }

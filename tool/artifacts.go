@@ -48,12 +48,17 @@ type SessionState struct {
 type SendOptions struct {
 	// SessionID resumes that session instead of opening a new one.
 	SessionID string
+	// Key names the session on the channel instead (a pull request, a
+	// thread): the first Send with a key opens a session, later ones
+	// resume it. Keys are durable and per channel.
+	Key string
 	// Principal opens the session as someone else than the calling
 	// session's principal.
 	Principal string
 }
 
-// Sessions starts and reads sessions for a call; hosts provide it.
+// Sessions starts and reads sessions; hosts provide it, as part of a
+// [Backend].
 type Sessions interface {
 	Send(ctx context.Context, channelID, message string, opts *SendOptions) (string, error)
 	GetSession(ctx context.Context, channelID, sessionID string) (SessionState, error)
@@ -61,15 +66,11 @@ type Sessions interface {
 
 var errSessionsNotConfigured = fmt.Errorf("sessions: %w: the host has no store; serve the agent with agent-sdk serve, or give host.Options.Store", ErrNotConfigured)
 
-// Send starts a model turn with message on a channel: in a new session, or
-// in opts.SessionID's. It returns the session's id. The new session's
-// principal is this call's session's unless opts says otherwise. A tool can
-// hand work to another session this way, such as a chat tool opening a
-// session for a pull request.
+// Send is [Handle.Send] with one default: the new session's principal is
+// this call's session's unless opts says otherwise. A tool can hand work to
+// another session this way, such as a chat tool opening a session for a
+// pull request.
 func (c *Call) Send(ctx context.Context, channelID, message string, opts *SendOptions) (string, error) {
-	if c.sessions == nil {
-		return "", errSessionsNotConfigured
-	}
 	var o SendOptions
 	if opts != nil {
 		o = *opts
@@ -77,13 +78,5 @@ func (c *Call) Send(ctx context.Context, channelID, message string, opts *SendOp
 	if o.Principal == "" {
 		o.Principal = c.Session.Principal
 	}
-	return c.sessions.Send(ctx, channelID, message, &o)
-}
-
-// GetSession reads a session on a channel.
-func (c *Call) GetSession(ctx context.Context, channelID, sessionID string) (SessionState, error) {
-	if c.sessions == nil {
-		return SessionState{}, errSessionsNotConfigured
-	}
-	return c.sessions.GetSession(ctx, channelID, sessionID)
+	return c.Handle.Send(ctx, channelID, message, &o)
 }

@@ -23,18 +23,19 @@ type Call struct {
 	// StateRoot is the agent's durable state directory, shared by every
 	// session.
 	StateRoot string
-	// Host holds the host's shared services: call.Host.KV, call.Host.Files.
-	Host Services
+	// Handle holds the host's services (call.Host.KV, call.Host.Files, …)
+	// and the calls every entry point shares: CallTool, Send, GetSession.
+	Handle
 	// Artifacts are this call's session's files; outside a session they
 	// answer ErrNoSession.
 	Artifacts Artifacts
 
-	sessions   Sessions
 	logger     *slog.Logger // tagged with the tool and call id on first use
 	loggerOnce sync.Once
 	workspace  func() (string, error)
-	goroutines goGroup  // started with Go
-	reporter   Reporter // nil: progress and output go nowhere
+	goroutines goGroup      // started with Go
+	reporter   Reporter     // nil: progress and output go nowhere
+	overrun    func(Output) // CallInfo.Overrun
 
 	maxResultBytes int64 // the host's cap on a result; 0: none
 }
@@ -61,8 +62,9 @@ type CallInfo struct {
 	Host Services
 	// Artifacts are the session's files (nil outside a session).
 	Artifacts Artifacts
-	// Sessions backs Call.Send and Call.GetSession (nil: not configured).
-	Sessions Sessions
+	// Backend backs the call's Handle: CallTool, Send and GetSession
+	// (nil: not configured).
+	Backend Backend
 	// Logger is the handler's logger; nil discards.
 	Logger *slog.Logger
 	// Workspace returns the call's workspace directory, creating it if
@@ -73,6 +75,18 @@ type CallInfo struct {
 	// MaxResultBytes caps the call's result, unless the tool sets its own
 	// (Config.MaxResultBytes); zero means no cap.
 	MaxResultBytes int64
+	// Overrun, if set, makes [Tool.Run] call the handler on its own
+	// goroutine rather than on a new one, which saves a goroutine switch
+	// per call. Run still keeps the tool's timeout for a handler that
+	// ignores its context, but by telling rather than by returning: if
+	// the call's context ends (the timeout, or the caller's ctx) before
+	// the handler returns, Overrun receives the call's result (the timeout
+	// or cancellation error) at once, from another goroutine, and Run
+	// returns that same result only once the handler has returned. A host
+	// uses it where someone else waits for the answer — serve answers the
+	// HTTP request from Overrun. Nil: the handler runs on a goroutine of
+	// its own, and Run returns on time.
+	Overrun func(Output)
 }
 
 // NewCall returns the Call a handler receives. Hosts call it; tools do not.
@@ -85,12 +99,12 @@ func NewCall(info CallInfo) *Call {
 		Tool:      info.Tool,
 		Session:   info.Session,
 		StateRoot: info.StateRoot,
-		Host:      info.Host.withDefaults(),
+		Handle:    NewHandle(info.Host, info.Backend),
 		Artifacts: info.Artifacts,
-		sessions:  info.Sessions,
 		logger:    info.Logger,
 		workspace: info.Workspace,
 		reporter:  info.Reporter,
+		overrun:   info.Overrun,
 
 		maxResultBytes: info.MaxResultBytes,
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -31,8 +32,9 @@ type fastSchema struct {
 	items     *fastSchema
 	enum      []string // a string enum
 	hasEnum   bool
-	format    func(any) error // the full validator's own format check
-	minLen    int             // -1 when absent
+	format    func(any) error   // the full validator's own format check
+	formatOK  func(string) bool // true: the string passes format for sure (false: ask format)
+	minLen    int               // -1 when absent
 	maxLen    int
 	pattern   *regexp.Regexp
 	min, max  *big.Rat // inclusive bounds
@@ -170,6 +172,9 @@ func (f *fastSchema) keyword(k string, v any, root bool) bool {
 			return false
 		}
 		f.format = formatSchema(s)
+		if s == "uri" {
+			f.formatOK = plainURI
+		}
 		return f.format != nil
 	case "minLength", "maxLength", "minItems", "maxItems":
 		n, ok := v.(json.Number)
@@ -368,12 +373,12 @@ func (f *fastSchema) checkString(raw []byte, plain bool) bool {
 	}
 	var str string
 	if plain {
-		str = string(raw)
+		// A view of raw, not a copy: nothing below keeps str, and raw does
+		// not change while the input is checked.
+		str = unsafe.String(unsafe.SliceData(raw), len(raw))
 	} else {
-		// Decode exactly as the full validator's JSON decoder does.
-		quoted := make([]byte, 0, len(raw)+2)
-		quoted = append(append(append(quoted, '"'), raw...), '"')
-		if err := json.Unmarshal(quoted, &str); err != nil {
+		var ok bool
+		if str, ok = unquote(raw); !ok {
 			return false
 		}
 	}
@@ -389,7 +394,43 @@ func (f *fastSchema) checkString(raw []byte, plain bool) bool {
 	if f.pattern != nil && !f.pattern.MatchString(str) {
 		return false
 	}
-	return f.format == nil || f.format(str) == nil
+	return f.format == nil || f.formatOK != nil && f.formatOK(str) || f.format(str) == nil
+}
+
+// plainURI reports whether s is an absolute URI of the plainest kind:
+// a scheme, then only unreserved characters, sub-delimiters, '/' and '?'
+// (no port, user, fragment, IP literal or escape). Every such string passes
+// the full validator's "uri" check (url.Parse, an absolute URL, no bare IPv6
+// host), which the fast path thus skips for the usual case, with its
+// allocations; TestPlainURIPassesTheValidator holds the two together.
+func plainURI(s string) bool {
+	i := 0
+	for ; i < len(s) && s[i] != ':'; i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	if i == 0 || i == len(s) {
+		return false
+	}
+	for _, c := range []byte(s[i+1:]) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~/?=&+,;!$'()*", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// unquote decodes the inside of a JSON string exactly as the full
+// validator's JSON decoder does. (Apart from checkString, so that its plain
+// strings need no allocation.)
+func unquote(raw []byte) (string, bool) {
+	quoted := make([]byte, 0, len(raw)+2)
+	quoted = append(append(append(quoted, '"'), raw...), '"')
+	var str string
+	err := json.Unmarshal(quoted, &str)
+	return str, err == nil
 }
 
 // checkNumber checks a number's type and bounds.

@@ -3,6 +3,7 @@ package tool
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -111,4 +112,51 @@ func FuzzFastPathAgrees(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Every string plainURI accepts passes the full validator's "uri" check:
+// random strings drawn from the characters plainURI allows (and a few it
+// does not), and strings at the edges of url.Parse.
+func TestPlainURIPassesTheValidator(t *testing.T) {
+	validate := formatSchema("uri")
+	if validate == nil {
+		t.Fatal("the validator has no uri format")
+	}
+	check := func(s string) bool {
+		if plainURI(s) && validate(s) != nil {
+			t.Errorf("plainURI accepts %q, which the validator rejects: %v", s, validate(s))
+		}
+		return plainURI(s)
+	}
+	for _, s := range []string{"https://github.com/acme/checkout/pull/42", "http:", "a:", "mailto:x", "http://", "http:///p",
+		"http://a?b", "http://a?", "x+y.z-w://h/p?q=1&r=(2)*!$';,~", "urn:isbn:0451450523", "http://[::1]/", "http://h:80/",
+		"http://u@h/", "http://h/%41", "http://h/#f", "1http://h/", ":x", "http://h/ p", "http://h/\x7f", "http://h/é", "HTTP://H/"} {
+		check(s)
+	}
+	if !check("https://github.com/acme/checkout/pull/42") {
+		t.Error("plainURI should accept a plain https URL")
+	}
+	const scheme = "abcXYZ019+-."
+	const rest = "abcXYZ019-._~/?=&+,;!$'()*:@%#[] "
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(from string, n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = from[rng.IntN(len(from))]
+		}
+		return string(b)
+	}
+	accepted := 0
+	for range 200_000 {
+		s := pick(scheme, rng.IntN(4)) + ":"
+		if rng.IntN(2) == 0 {
+			s += "//"
+		}
+		if check(s + pick(rest, rng.IntN(24))) {
+			accepted++
+		}
+	}
+	if accepted < 1000 {
+		t.Errorf("only %d random strings were plain URIs: the test checks too little", accepted)
+	}
 }

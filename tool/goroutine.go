@@ -61,14 +61,15 @@ var errHandlerReturned = errors.New("the tool's handler returned")
 func (c *Call) Go(fn func(ctx context.Context)) {
 	g := &c.goroutines
 	g.mu.Lock()
-	ctx, counted := g.ctx, g.ctx != nil && !g.ended
+	var ctx context.Context = context.Background()
+	if g.ctx != nil {
+		ctx = g.ctx
+	}
+	counted := g.ctx != nil && !g.ended
 	if counted {
 		g.running++
 	}
 	g.mu.Unlock()
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
@@ -98,18 +99,24 @@ func (c *Call) goroutinePanicked(p any, stack []byte) {
 // panic of the call while it runs.
 type goGroup struct {
 	mu      sync.Mutex
-	ctx     context.Context // the running call's context; nil until Run starts
-	cancel  context.CancelCauseFunc
+	ctx     *callCtx      // the running call's context; nil until Run starts
 	running int           // goroutines started while the call runs, not yet returned
 	idle    chan struct{} // closed when running drops to zero; nil unless Run waits
 	panic   string        // what the result says about the call's first panic
 	ended   bool          // Run has returned
 }
 
-// start begins a run of the call under ctx, which cancel cancels.
-func (g *goGroup) start(ctx context.Context, cancel context.CancelCauseFunc) {
+// start begins a run of the call; attach gives it its context.
+func (g *goGroup) start() {
 	g.mu.Lock()
-	g.ctx, g.cancel, g.ended, g.panic = ctx, cancel, false, ""
+	g.ctx, g.ended, g.panic = nil, false, ""
+	g.mu.Unlock()
+}
+
+// attach sets the context of the run begun (and maybe ended) since start.
+func (g *goGroup) attach(ctx *callCtx) {
+	g.mu.Lock()
+	g.ctx = ctx
 	g.mu.Unlock()
 }
 
@@ -126,10 +133,10 @@ func (g *goGroup) panicked(msg string, cause error) bool {
 	if first {
 		g.panic = msg
 	}
-	cancel := g.cancel
+	ctx := g.ctx
 	g.mu.Unlock()
 	if first {
-		cancel(cause)
+		ctx.stop(cause)
 	}
 	return true
 }

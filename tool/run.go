@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
 )
 
 // Run runs a server tool's handler with validated input and returns its
@@ -22,6 +23,11 @@ import (
 // a handler starts with a bare go statement is not the call's: Run neither
 // waits for it nor recovers its panic, which ends the process.
 //
+// A call made with [CallInfo.Overrun] runs its handler on Run's own
+// goroutine instead, which saves a goroutine switch per call: on a timeout
+// or cancellation, Overrun gets the result at once, and Run returns it only
+// once the handler has returned.
+//
 // The error is an [*AgentToolError] for an agent tool, which does not run
 // in-process, or a plain error for input validated for another tool.
 func (t *Tool) Run(ctx context.Context, call *Call, in *Input) (Output, error) {
@@ -31,57 +37,125 @@ func (t *Tool) Run(ctx context.Context, call *Call, in *Input) (Output, error) {
 	if in == nil || in.tool != t {
 		return Output{}, fmt.Errorf("running tool %s: the input was not validated for it", t.name)
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, t.timeout, errTimeout)
-	defer cancel()
-	// work is what the handler and its goroutines see: ctx, also
-	// cancelled when the handler fails or anything of the call panics.
-	work, stop := context.WithCancelCause(ctx)
-	defer stop(errHandlerReturned)
+	// work is what the handler and its goroutines see: ctx with the
+	// tool's timeout, also cancelled when the handler fails or anything of
+	// the call panics, and once the call has returned.
+	var w *watchdog
+	var onExpire func(*callCtx)
+	if call.overrun != nil {
+		w = &watchdog{t: t, call: call}
+		onExpire = w.fire
+	}
 	g := &call.goroutines
-	g.start(work, stop)
+	g.start()
+	work := newCallCtx(ctx, t.timeout, onExpire) // onExpire may end g's run at once, or any time from here
+	defer work.release()
+	g.attach(work)
+	if w != nil {
+		return t.runInline(work, w, call, in), nil
+	}
 
 	// The handler runs in its own goroutine so that a call can return on
 	// time even when the handler ignores ctx; its result is normalised back
 	// here, where the stack is already grown.
-	done := make(chan handlerResult, 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				call.Logger().Error("tool handler panicked", slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
-				g.panicked("the tool panicked: "+fmt.Sprint(p), errHandlerReturned)
-				done <- handlerResult{panicked: true}
-			}
-		}()
-		v, err := t.handler(work, call, in.value)
-		done <- handlerResult{value: v, err: err}
-	}()
+	done := resultChans.Get().(chan handlerResult)
+	go func() { done <- t.runHandler(work, call, in) }()
 	var r handlerResult
 	select {
 	case r = <-done:
-	case <-ctx.Done():
-		return g.end(t.interrupted(ctx, call)), nil
+		resultChans.Put(done) // empty again, and no one else sends on it
+	case <-work.expiry():
+		return g.end(t.interrupted(work, call)), nil
 	}
+	return t.finish(work, call, r), nil
+}
+
+// runInline runs the handler on the caller's goroutine. A watchdog, w,
+// is called when work expires: if it does before the handler returns, the
+// watchdog settles the call at once with the interrupted result, which
+// goes to call.overrun, and that is the result once the handler has
+// returned. Whichever comes first, the handler's return or the watchdog,
+// settles the call; the other finds it settled.
+func (t *Tool) runInline(work *callCtx, w *watchdog, call *Call, in *Input) Output {
+	r := t.runHandler(work, call, in)
+	w.mu.Lock()
+	late := w.settled // the watchdog answered, and has finished: it holds mu while it does
+	w.settled = true
+	w.mu.Unlock()
+	if late {
+		return w.early
+	}
+	return t.finish(work, call, r)
+}
+
+// watchdog settles an inline call whose ctx ends before its handler
+// returns.
+type watchdog struct {
+	t       *Tool
+	call    *Call
+	mu      sync.Mutex
+	settled bool
+	early   Output // the result given to call.overrun
+}
+
+func (w *watchdog) fire(work *callCtx) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.settled {
+		return
+	}
+	w.settled = true
+	w.early = w.call.goroutines.end(w.t.interrupted(work, w.call))
+	defer func() {
+		if p := recover(); p != nil { // the host's, not the tool's: logged, and the result stands
+			w.call.Logger().Error("answering a call that ran past its context panicked", slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+		}
+	}()
+	w.call.overrun(w.early)
+}
+
+// runHandler calls the handler, recovering a panic: it is logged with its
+// stack and recorded as the call's, which cancels the call's context.
+func (t *Tool) runHandler(work context.Context, call *Call, in *Input) (r handlerResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			call.Logger().Error("tool handler panicked", slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+			call.goroutines.panicked("the tool panicked: "+fmt.Sprint(p), errHandlerReturned)
+			r = handlerResult{panicked: true}
+		}
+	}()
+	v, err := t.handler(work, call, in.value)
+	return handlerResult{value: v, err: err}
+}
+
+// finish turns what the handler returned into the call's result, once the
+// goroutines it started with Call.Go have returned too (or ctx has ended).
+func (t *Tool) finish(work *callCtx, call *Call, r handlerResult) Output {
+	g := &call.goroutines
 	if r.err != nil {
-		stop(errHandlerReturned) // the goroutines' work is moot
+		work.stop(errHandlerReturned) // the goroutines' work is moot
 	}
-	select {
-	case <-g.wait():
-	case <-ctx.Done():
-		return g.end(t.interrupted(ctx, call)), nil
+	if wait := g.wait(); wait != closed { // goroutines of the call run on
+		select {
+		case <-wait:
+		case <-work.expiry():
+			return g.end(t.interrupted(work, call))
+		}
 	}
 	if r.panicked {
-		return g.end(ErrorOutput("the tool panicked")), nil // g names the panic
+		return g.end(ErrorOutput("the tool panicked")) // g names the panic
 	}
-	return g.end(t.checkOutput(normaliseSafely(call, r.value, r.err, t.maxResult(call)))), nil
+	return g.end(t.checkOutput(normaliseSafely(call, r.value, r.err, t.maxResult(call))))
 }
 
 // interrupted is the result of a call whose ctx ended before it did.
-func (t *Tool) interrupted(ctx context.Context, call *Call) Output {
-	if errors.Is(context.Cause(ctx), errTimeout) {
+func (t *Tool) interrupted(work *callCtx, call *Call) Output {
+	cause := work.expiryCause()
+	if errors.Is(cause, errTimeout) {
 		call.Logger().Warn("tool call timed out", slog.Duration("timeout", t.timeout))
 		return ErrorOutput(fmt.Sprintf("timed out after %s", t.timeout))
 	}
-	return ErrorOutput("cancelled: " + context.Cause(ctx).Error())
+	return ErrorOutput("cancelled: " + cause.Error())
 }
 
 type handlerResult struct {
@@ -103,3 +177,9 @@ func normaliseSafely(call *Call, v any, err error, limit int64) (out Output) {
 }
 
 var errTimeout = errors.New("tool call timed out")
+
+// resultChans holds the channels on which handlers' goroutines hand back
+// their results, for reuse: one goes back once its result has been
+// received, never when Run has given up on it (its goroutine may still
+// send).
+var resultChans = sync.Pool{New: func() any { return make(chan handlerResult, 1) }}

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"time"
 	"unicode/utf8"
+
+	"github.com/google/go-github/v88/github"
+	"github.com/slack-go/slack"
 )
 
 // Services are the host's shared services, reached from a handler as
@@ -23,6 +26,24 @@ type Services struct {
 	// Otel adds the tool's own metrics and session tags to the host's
 	// OpenTelemetry.
 	Otel Otel
+	// Reminders wake the call's session later with a message.
+	Reminders Reminders
+	// Slack is the host's Slack client (slack-go), with the bot token of
+	// agent.yaml's slack:. Unconfigured, every call fails saying how to
+	// configure it.
+	Slack *slack.Client
+	// SlackNudges asks a person a question at most once per key within a
+	// window.
+	SlackNudges SlackNudges
+	// GitHub is the host's GitHub client (go-github): with a token, or as
+	// a GitHub App installation, per agent.yaml's github:. Unconfigured,
+	// every call fails saying how to configure it.
+	GitHub *github.Client
+	// Evals runs the agent's evals (batches of cases, each a session on
+	// the channel "eval" whose trajectory is checked) and reads their
+	// results. Without durable jobs (the in-memory store), every call
+	// fails saying how to configure them.
+	Evals Evals
 }
 
 // MCPTool describes a tool of an MCP server.
@@ -171,6 +192,21 @@ func (s Services) withDefaults() Services {
 	}
 	if s.Otel == nil {
 		s.Otel = noOtel{}
+	}
+	if s.Reminders == nil {
+		s.Reminders = remindersOutsideSession
+	}
+	if s.Slack == nil {
+		s.Slack = unconfiguredSlack
+	}
+	if s.SlackNudges == nil {
+		s.SlackNudges = unconfiguredNudges{}
+	}
+	if s.GitHub == nil {
+		s.GitHub = unconfiguredGitHub
+	}
+	if s.Evals == nil {
+		s.Evals = unconfiguredEvals
 	}
 	return s
 }

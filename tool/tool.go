@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/agentsdk/agentsdk/internal/define"
 )
 
 // TimeoutDefault is how long a call may run when [Config.Timeout] is zero.
@@ -159,15 +161,15 @@ type Handler[In, Out any] func(ctx context.Context, call *Call, in In) (Out, err
 // a second tool in the same file, is an error that [Registered] reports with
 // the file and line; Define itself then returns nil.
 func Define[In, Out any](cfg Config, handler Handler[In, Out]) *Tool {
-	file, line := callerPosition()
-	t, err := newServer(nameFromFile(file), fmt.Sprintf("%s:%d", file, line), cfg, handler)
+	file, line := define.Caller()
+	t, err := newServer(define.NameFromFile(file), fmt.Sprintf("%s:%d", file, line), cfg, handler)
 	return registry.add(t, err, file, line)
 }
 
 // New returns a server tool with an explicit name, for programs that
 // assemble their own [Set]. It is not registered.
 func New[In, Out any](name string, cfg Config, handler Handler[In, Out]) (*Tool, error) {
-	file, line := callerAt(2)
+	file, line := define.Caller()
 	return newServer(name, fmt.Sprintf("%s:%d", file, line), cfg, handler)
 }
 
@@ -177,15 +179,15 @@ func New[In, Out any](name string, cfg Config, handler Handler[In, Out]) (*Tool,
 // defining file, as for [Define]; the input schema from
 // [Config.InputSchema].
 func DefineScript(cfg Config, script string) *Tool {
-	file, line := callerPosition()
-	t, err := newScript(nameFromFile(file), fmt.Sprintf("%s:%d", file, line), cfg, script)
+	file, line := define.Caller()
+	t, err := newScript(define.NameFromFile(file), fmt.Sprintf("%s:%d", file, line), cfg, script)
 	return registry.add(t, err, file, line)
 }
 
 // NewScript returns an agent tool with an explicit name. It is not
 // registered.
 func NewScript(name string, cfg Config, script string) (*Tool, error) {
-	file, line := callerAt(2)
+	file, line := define.Caller()
 	return newScript(name, fmt.Sprintf("%s:%d", file, line), cfg, script)
 }
 

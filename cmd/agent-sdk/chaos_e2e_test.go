@@ -314,30 +314,9 @@ func (m *chaosModel) serve(w http.ResponseWriter, r *http.Request) {
 		m.calls.Push(fakemodel.Reply{Text: []string{"On it."}, Calls: calls})
 		target = m.calls
 	}
-	fwd, _ := http.NewRequestWithContext(r.Context(), "POST", target.URL+r.URL.Path, bytes.NewReader(body))
-	fwd.Header = r.Header.Clone()
-	resp, err := http.DefaultTransport.RoundTrip(fwd)
+	resp, err := fakemodel.Forward(r, body, target.URL)
 	m.mu.Unlock() // the fake took its reply before it answered the headers
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	for k, v := range resp.Header {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(resp.StatusCode)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := resp.Body.Read(buf)
-		if n > 0 {
-			w.Write(buf[:n])
-			w.(http.Flusher).Flush()
-		}
-		if err != nil {
-			return
-		}
-	}
+	fakemodel.Relay(w, resp, err)
 }
 
 // chaosEvent is a stored or streamed event.

@@ -192,6 +192,16 @@ func (v *view) event(e api.Event) {
 		v.turnEnded()
 		reason := strings.ReplaceAll(cleanText(p.Reason), "\n", "\n  ")
 		v.line(seg{styleRed + ";" + styleBold, "✗ turn failed" + steps(p.Steps) + ": "}, seg{styleRed, reason})
+	case *api.ChannelStarted:
+		text := "▸ channel " + clean(p.Channel) + " started"
+		if n := len(p.Context); n > 0 {
+			text += fmt.Sprintf(" (%d context note(s) for the model)", n)
+		}
+		v.line(seg{styleDim, text})
+	case *api.ReminderSet:
+		v.line(seg{styleDim, fmt.Sprintf("⏰ reminder %s set for %s: %s", clean(p.Key), v.clock(p.At, e.Time), fit(clean(p.Message), 80))})
+	case *api.ReminderFired:
+		v.line(seg{styleCyan, "⏰ "}, seg{"", "reminder " + clean(p.Key) + " fired"})
 	}
 }
 

@@ -108,8 +108,11 @@ func replayed() []api.Event {
 	s.turn = "turn_2"
 	s.add(
 		api.TurnStarted{Kind: api.TurnModel},
+		api.ReminderFired{Key: "follow-up", At: s.at(0), Message: "Promote web & db to production."},
 		api.WorkspaceMoved{From: "host-a (/var/lib/agent)", To: "host-b (/var/lib/agent)"},
 		api.Message{Role: api.RoleUser, Text: "Promote web & db to production."},
+		api.ChannelStarted{Channel: "slack", Context: []string{"thread: #deploys"}},
+		api.ReminderSet{Key: "check-later", At: s.at(7200), Message: "Check the promotion went through"},
 		api.Message{Role: api.RoleAssistant, Text: "Promoting both.\nThis needs approval."},
 		api.ActionsRequested{Actions: []api.Action{
 			{CallID: "tool_promote_a", Tool: "promote", Input: raw(`{"service":"web","environment":"production","notes":"a very long note that goes on and on past the preview's limit"}`)},

@@ -189,11 +189,18 @@ func killListed(dir string) error {
 }
 
 // sweep kills the processes that bear the run's mark in their environment
-// until none is left alive (a zombie's environment reads empty).
+// until none is left alive (a zombie's environment reads empty). It stops
+// only after two passes in a row find none: a process caught mid-exec can
+// read as unmarked for a moment, and one pass would miss it.
 func sweep(id string) {
 	mark := []byte(runIDVar + "=" + id)
 	delay := 100 * time.Microsecond
-	for deadline := time.Now().Add(killWait); killMarked(mark) > 0 && time.Now().Before(deadline); {
+	for deadline, quiet := time.Now().Add(killWait), 0; quiet < 2 && time.Now().Before(deadline); {
+		if killMarked(mark) > 0 {
+			quiet = 0
+		} else {
+			quiet++
+		}
 		time.Sleep(delay)
 		delay = min(2*delay, 10*time.Millisecond)
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -90,36 +91,35 @@ func (a *Agent) ToolsDir() string { return filepath.Join(a.Dir, "agent", "tools"
 // Slug returns the default URL slug: the agent directory's name.
 func (a *Agent) Slug() string { return filepath.Base(a.Dir) }
 
+// A definer is one kind of definition an agent directory holds, one per
+// file in its own directory: tools (required), channels, schedules.
+type definer struct {
+	what  string   // "tool"
+	dir   string   // under agent/: "tools"
+	pkg   string   // the SDK package defining them: "tool"
+	funcs []string // its functions that define one: "Define", …
+	howTo string   // how to define one, for a file that defines none
+}
+
+var (
+	tools     = definer{"tool", "tools", "tool", []string{"Define", "DefineScript"}, "call tool.Define or tool.DefineScript once"}
+	channels  = definer{"channel", "channels", "channel", []string{"Define"}, "call channel.Define once"}
+	schedules = definer{"schedule", "schedules", "schedule", []string{"Define"}, "call schedule.Define once"}
+)
+
 // CheckTools checks that every non-test .go file in agent/tools defines
 // exactly one tool, with tool.Define or tool.DefineScript, and that no Go
-// files hide in subdirectories (they would not be built).
+// files hide in subdirectories (they would not be built); and the same of
+// agent/channels (channel.Define) and agent/schedules (schedule.Define),
+// where they exist.
 func (a *Agent) CheckTools() error {
-	dir := a.ToolsDir()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", dir, err)
-	}
 	var problems []string
-	files := 0
-	for _, e := range entries {
-		name := e.Name()
-		path := filepath.Join(dir, name)
-		if e.IsDir() {
-			if hasGoFiles(path) {
-				problems = append(problems, fmt.Sprintf("%s: tools live directly in agent/tools; move shared code to agent/lib", a.rel(path)))
-			}
-			continue
+	for _, d := range []definer{tools, channels, schedules} {
+		p, err := a.check(d)
+		if err != nil {
+			return err
 		}
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		files++
-		if p := checkToolFile(path, a.rel(path)); p != "" {
-			problems = append(problems, p)
-		}
-	}
-	if files == 0 {
-		problems = append(problems, fmt.Sprintf("%s: no tools defined (add a file such as hello.go that calls tool.Define)", a.rel(dir)))
+		problems = append(problems, p...)
 	}
 	if len(problems) > 0 {
 		sort.Strings(problems)
@@ -128,13 +128,60 @@ func (a *Agent) CheckTools() error {
 	return nil
 }
 
+// check checks the files of one definer's directory.
+func (a *Agent) check(d definer) ([]string, error) {
+	dir := filepath.Join(a.Dir, "agent", d.dir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if d.what != "tool" && errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	var problems []string
+	files := 0
+	for _, e := range entries {
+		name := e.Name()
+		path := filepath.Join(dir, name)
+		if e.IsDir() {
+			if hasGoFiles(path) {
+				problems = append(problems, fmt.Sprintf("%s: %ss live directly in agent/%s; move shared code to agent/lib", a.rel(path), d.what, d.dir))
+			}
+			continue
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		files++
+		if p := d.checkFile(path, a.rel(path)); p != "" {
+			problems = append(problems, p)
+		}
+	}
+	if files == 0 && d.what == "tool" {
+		problems = append(problems, fmt.Sprintf("%s: no tools defined (add a file such as hello.go that calls tool.Define)", a.rel(dir)))
+	}
+	return problems, nil
+}
+
+// DefinesAny reports whether the agent has a directory of channels or
+// schedules (d: "channels", "schedules") with Go files in it.
+func (a *Agent) DefinesAny(d string) bool {
+	entries, _ := os.ReadDir(filepath.Join(a.Dir, "agent", d))
+	for _, e := range entries {
+		if n := e.Name(); !e.IsDir() && strings.HasSuffix(n, ".go") && !strings.HasSuffix(n, "_test.go") {
+			return true
+		}
+	}
+	return false
+}
+
 // ToolFileError lists the files that break the one-tool-per-file rule.
 type ToolFileError struct {
 	Problems []string
 }
 
 func (e *ToolFileError) Error() string {
-	return "each file in agent/tools must define exactly one tool:\n  " + strings.Join(e.Problems, "\n  ")
+	return "each file in agent/tools (agent/channels, agent/schedules) must define exactly one tool (channel, schedule):\n  " + strings.Join(e.Problems, "\n  ")
 }
 
 func (a *Agent) rel(path string) string {
@@ -158,8 +205,8 @@ func hasGoFiles(dir string) bool {
 
 var validFileTool = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// checkToolFile counts the tool definitions in one file.
-func checkToolFile(path, rel string) string {
+// checkFile counts the definitions in one file.
+func (d definer) checkFile(path, rel string) string {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 	if err != nil {
@@ -167,15 +214,15 @@ func checkToolFile(path, rel string) string {
 	}
 	name := strings.TrimSuffix(filepath.Base(path), ".go")
 	if !validFileTool.MatchString(name) {
-		return fmt.Sprintf("%s: %q is not a valid tool name (use letters, digits, '_' or '-', at most 64)", rel, name)
+		return fmt.Sprintf("%s: %q is not a valid %s name (use letters, digits, '_' or '-', at most 64)", rel, name, d.what)
 	}
 	toolPkg := ""
 	for _, imp := range f.Imports {
 		p, _ := strconv.Unquote(imp.Path.Value)
-		if p != SDKModule+"/tool" {
+		if p != SDKModule+"/"+d.pkg {
 			continue
 		}
-		toolPkg = "tool"
+		toolPkg = d.pkg
 		if imp.Name != nil {
 			toolPkg = imp.Name.Name
 		}
@@ -195,7 +242,7 @@ func checkToolFile(path, rel string) string {
 			if !ok {
 				return true
 			}
-			if id, ok := sel.X.(*ast.Ident); ok && id.Name == toolPkg && (sel.Sel.Name == "Define" || sel.Sel.Name == "DefineScript") {
+			if id, ok := sel.X.(*ast.Ident); ok && id.Name == toolPkg && slices.Contains(d.funcs, sel.Sel.Name) {
 				lines = append(lines, strconv.Itoa(fset.Position(call.Pos()).Line))
 			}
 			return true
@@ -205,9 +252,9 @@ func checkToolFile(path, rel string) string {
 	case 1:
 		return ""
 	case 0:
-		return fmt.Sprintf("%s: defines no tool (call tool.Define or tool.DefineScript once; shared code belongs in agent/lib)", rel)
+		return fmt.Sprintf("%s: defines no %s (%s; shared code belongs in agent/lib)", rel, d.what, d.howTo)
 	}
-	return fmt.Sprintf("%s: defines %d tools, at lines %s (split them into one file each)", rel, len(lines), strings.Join(lines, ", "))
+	return fmt.Sprintf("%s: defines %d %ss, at lines %s (split them into one file each)", rel, len(lines), d.what, strings.Join(lines, ", "))
 }
 
 // localReplaces returns the directories of replace directives that point

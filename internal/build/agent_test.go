@@ -38,6 +38,20 @@ import "github.com/agentsdk/agentsdk/tool"
 var _ = tool.Define(tool.Config{Description: "d"}, handle)
 `
 
+const oneChannel = `package channels
+
+import "github.com/agentsdk/agentsdk/channel"
+
+var _ = channel.Define(channel.Config{})
+`
+
+const oneSchedule = `package schedules
+
+import "github.com/agentsdk/agentsdk/schedule"
+
+var _ = schedule.Define(schedule.Config{})
+`
+
 func TestCheckTools(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -57,6 +71,13 @@ func TestCheckTools(t *testing.T) {
 		{"syntax error", map[string]string{"hello.go": "package tools\nvar = \n"}, []string{"hello.go:2"}},
 		{"code in a subdirectory", map[string]string{"hello.go": oneTool, "sub/x.go": "package sub\n"}, []string{"agent/tools/sub: tools live directly in agent/tools"}},
 		{"empty", map[string]string{}, []string{"no tools defined"}},
+		// Channels and schedules follow the same rule in their directories.
+		{"a channel and a schedule", map[string]string{"hello.go": oneTool, "../channels/github.go": oneChannel, "../schedules/nightly.go": oneSchedule}, nil},
+		{"two channels", map[string]string{"hello.go": oneTool, "../channels/github.go": oneChannel + "var _ = channel.Define(channel.Config{})\n"},
+			[]string{"agent/channels/github.go: defines 2 channels, at lines 5, 6"}},
+		{"no schedule", map[string]string{"hello.go": oneTool, "../schedules/util.go": "package schedules\n"},
+			[]string{"agent/schedules/util.go: defines no schedule (call schedule.Define once"}},
+		{"bad channel name", map[string]string{"hello.go": oneTool, "../channels/git hub.go": oneChannel}, []string{`"git hub" is not a valid channel name`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,18 +137,26 @@ func TestHashFollowsSources(t *testing.T) {
 	if h2, _ := a.hash("main", "v1"); h2 != h1 {
 		t.Error("the hash changed for files that do not affect the binary")
 	}
-	for name, change := range map[string]func(){
-		"a tool file": func() { os.WriteFile(filepath.Join(a.ToolsDir(), "hello.go"), []byte(oneTool+"// edited\n"), 0o644) },
-		"go.sum":      func() { os.WriteFile(filepath.Join(a.Dir, "go.sum"), []byte("x v1 h1:y\n"), 0o644) },
-		"lib code": func() {
+	for _, c := range []struct {
+		name   string
+		change func()
+	}{
+		{"a tool file", func() { os.WriteFile(filepath.Join(a.ToolsDir(), "hello.go"), []byte(oneTool+"// edited\n"), 0o644) }},
+		{"go.sum", func() { os.WriteFile(filepath.Join(a.Dir, "go.sum"), []byte("x v1 h1:y\n"), 0o644) }},
+		{"lib code", func() {
 			os.MkdirAll(filepath.Join(a.Dir, "agent", "lib"), 0o755)
 			os.WriteFile(filepath.Join(a.Dir, "agent", "lib", "l.go"), []byte("package lib"), 0o644)
-		},
+		}},
+		{"an embedding package", func() {
+			os.WriteFile(filepath.Join(a.Dir, "agent", "lib", "l.go"), []byte("package lib\n\nimport _ \"embed\"\n\n//go:embed msg.txt\nvar msg string\n"), 0o644)
+			os.WriteFile(filepath.Join(a.Dir, "agent", "lib", "msg.txt"), []byte("first"), 0o644)
+		}},
+		{"an embedded file", func() { os.WriteFile(filepath.Join(a.Dir, "agent", "lib", "msg.txt"), []byte("second"), 0o644) }},
 	} {
 		prev, _ := a.hash("main", "v1")
-		change()
+		c.change()
 		if next, _ := a.hash("main", "v1"); next == prev {
-			t.Errorf("changing %s did not change the hash", name)
+			t.Errorf("changing %s did not change the hash", c.name)
 		}
 	}
 	prev, _ := a.hash("main", "v1")

@@ -101,8 +101,14 @@ func (a *Agent) Build(ctx context.Context, opts Options) (*Result, error) {
 		return nil, errNoSDK
 	}
 	provider := ""
+	// The agent's channels and schedules register like its tools.
+	for _, d := range []string{"channels", "schedules"} {
+		if a.DefinesAny(d) {
+			provider += fmt.Sprintf("\n\t_ %q", strings.TrimSuffix(a.ToolsPkg, "/tools")+"/"+d)
+		}
+	}
 	if opts.Provider != "" {
-		provider = fmt.Sprintf("\n\t_ %q", SDKModule+"/model/"+opts.Provider)
+		provider += fmt.Sprintf("\n\t_ %q", SDKModule+"/model/"+opts.Provider)
 	}
 	var fields []string
 	for _, p := range opts.Extras {
@@ -317,6 +323,7 @@ func hashTree(h io.Writer, root string) error {
 		return fmt.Errorf("hashing build inputs in %s: %w", root, err)
 	}
 	sort.Strings(files)
+	embeds := map[string]bool{} // directories of packages that embed files
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -324,6 +331,42 @@ func hashTree(h io.Writer, root string) error {
 		}
 		sum := sha256.Sum256(data)
 		fmt.Fprintf(h, "file\x00%s\x00%x\x00", f, sum)
+		if strings.HasSuffix(f, ".go") && bytes.Contains(data, []byte("//go:embed")) {
+			embeds[filepath.Dir(f)] = true
+		}
+	}
+	return hashEmbedded(h, embeds)
+}
+
+// hashEmbedded adds the other files under the directories of packages
+// that use //go:embed: what they embed is built in too. (Embedded paths
+// are below their package's directory.)
+func hashEmbedded(h io.Writer, dirs map[string]bool) error {
+	var files []string
+	for dir := range dirs {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && path != dir && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			if d.Type().IsRegular() && !strings.HasSuffix(path, ".go") {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("hashing embedded files in %s: %w", dir, err)
+		}
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("hashing embedded files: %w", err)
+		}
+		fmt.Fprintf(h, "embedded\x00%s\x00%x\x00", f, sha256.Sum256(data))
 	}
 	return nil
 }

@@ -23,7 +23,16 @@ type History struct {
 	tags      map[string]string
 	requested map[string]bool // model call ids
 	answered  map[string]bool
+	started   bool   // the channel's onStart ran (channel.started)
+	lastUser  string // the last user message's text
 }
+
+// ChannelStarted reports whether the session's channel's onStart hook has
+// run (a channel.started event).
+func (h *History) ChannelStarted() bool { return h.started }
+
+// LastUserMessage returns the text of the last user message.
+func (h *History) LastUserMessage() string { return h.lastUser }
 
 // NewHistory returns an empty history.
 func NewHistory() *History {
@@ -49,11 +58,21 @@ func (h *History) Add(e api.Event) {
 		}
 		if m.Role == api.RoleAssistant {
 			h.msgs = append(h.msgs, model.Message{Role: model.Assistant, Text: m.Text})
-		} else if n := len(h.msgs); n > 0 && h.msgs[n-1].Role == model.User {
-			h.msgs[n-1].Text = strings.TrimPrefix(h.msgs[n-1].Text+"\n\n"+m.Text, "\n\n")
 		} else {
-			h.msgs = append(h.msgs, model.Message{Role: model.User, Text: m.Text})
+			h.lastUser = m.Text
+			h.addUserText(m.Text)
 		}
+	case api.KindChannelStarted:
+		c, err := api.Decode[api.ChannelStarted](e)
+		if err != nil {
+			return
+		}
+		h.started = true
+		// What onStart found goes with the first message.
+		for _, text := range c.Context {
+			h.addUserText(text)
+		}
+
 	case api.KindActionsRequested:
 		a, err := api.Decode[api.ActionsRequested](e)
 		if err != nil {
@@ -84,6 +103,16 @@ func (h *History) Add(e api.Event) {
 			h.msgs = append(h.msgs, model.Message{Role: model.User, ToolResults: []model.ToolResult{res}})
 		}
 	}
+}
+
+// addUserText adds text to the conversation as the user's, joining it to
+// a user message just before.
+func (h *History) addUserText(text string) {
+	if n := len(h.msgs); n > 0 && h.msgs[n-1].Role == model.User {
+		h.msgs[n-1].Text = strings.TrimPrefix(h.msgs[n-1].Text+"\n\n"+text, "\n\n")
+		return
+	}
+	h.msgs = append(h.msgs, model.Message{Role: model.User, Text: text})
 }
 
 // fillMissingResults gives every tool call without a result one that says

@@ -25,11 +25,15 @@ type blobStore interface {
 	store.Store
 	store.Blobs
 	store.Jobs
+	store.Timers
+	store.Evals
 }
 
 var (
 	_ store.Notifier = (*pgStore)(nil)
 	_ store.Jobs     = (*pgStore)(nil)
+	_ store.Timers   = (*pgStore)(nil)
+	_ store.Evals    = (*pgStore)(nil)
 )
 
 // notifier sends and receives the ids of changed sessions with NOTIFY and

@@ -204,7 +204,8 @@ func TestSchemaMatchesSQLite(t *testing.T) {
 	}
 	defer lite.Close()
 	// SQLite's declared types, as PostgreSQL names the ones its schema uses.
-	types := map[string]string{"TEXT": "text", "BIGINT": "bigint", "BLOB": "bytea", "INTEGER": "integer"}
+	types := map[string]string{"TEXT": "text", "BIGINT": "bigint", "BLOB": "bytea", "INTEGER": "integer",
+		"DOUBLE PRECISION": "double precision"}
 	var want []column
 	for lite.Next() {
 		var c column

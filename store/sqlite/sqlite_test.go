@@ -59,12 +59,7 @@ func TestReopen(t *testing.T) {
 // the same to an older host.
 func TestOnDiskFormat(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "agent.db")
-	s, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, path := openFile(t)
 	s.CreateSession(ctx, api.Session{ID: "s", Channel: "http", Mode: api.ModeLocal})
 	s.BeginTurn(ctx, store.BeginTurnParams{Turn: api.Turn{SessionID: "s", ID: "t1", Kind: api.TurnModel}, Lease: store.Lease{Holder: "h", TTL: time.Minute}})
 	s.EndTurn(ctx, store.EndTurnParams{SessionID: "s", TurnID: "t1", Status: api.TurnStatusFailed, Reason: "boom"})
@@ -72,11 +67,7 @@ func TestOnDiskFormat(t *testing.T) {
 	s.ResolveApproval(ctx, store.ResolveApprovalParams{CallID: "c1", Approved: true, By: "p", Executor: store.Lease{Holder: "h", TTL: time.Minute}})
 	s.FinishApproval(ctx, "c1", api.Outcome{ToolName: "promote", CallID: "c1", Result: json.RawMessage(`{"ok":true}`), DurationMs: 7})
 
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := rawDB(t, path)
 	var mode, kind, turnStatus, approvalStatus, outcome string
 	if err := db.QueryRowContext(ctx, `SELECT s.mode, t.kind, t.status, a.status, a.outcome FROM sessions s, turns t, approvals a`).
 		Scan(&mode, &kind, &turnStatus, &approvalStatus, &outcome); err != nil {
@@ -157,4 +148,72 @@ func TestSchemaTooNew(t *testing.T) {
 	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations`).Scan(&n); err != nil || n != last+1 {
 		t.Errorf("schema_migrations has %d rows, %v", n, err)
 	}
+}
+
+// A job its host died in is left marked running; River's leader runs it
+// again once store.RescueStuckJobsAfter has passed, not an hour later
+// (River's default), so an approved call, a reminder or a schedule's tick
+// does not wait that long after a crash.
+func TestJobLeftRunningRunsAgain(t *testing.T) {
+	ctx := context.Background()
+	s, path := openFile(t)
+	j := s.(store.Jobs)
+	if err := j.Schedule(ctx, store.JobSpec{Kind: "test", Key: "stuck"}); err != nil {
+		t.Fatal(err)
+	}
+	// What a host killed in the job's transaction leaves behind.
+	db := rawDB(t, path)
+	res, err := db.ExecContext(ctx, `UPDATE river_job SET state = 'running', attempt = 1,
+		attempted_at = strftime('%Y-%m-%d %H:%M:%f', 'now', '-1 minute')`)
+	if n, _ := res.RowsAffected(); err != nil || n != 1 {
+		t.Fatalf("marking the job running: %d rows, %v", n, err)
+	}
+	ran := make(chan store.Job, 1)
+	stop, err := j.RunJobs(ctx, store.RunJobsParams{Handlers: map[string]store.JobHandler{
+		"test": func(ctx context.Context, tx store.Tx, job store.Job) error {
+			select {
+			case ran <- job:
+			default:
+			}
+			return nil
+		},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop(context.Background())
+	start := time.Now()
+	select {
+	case job := <-ran:
+		t.Logf("the job ran again %v after the worker started (attempt %d)", time.Since(start).Round(time.Millisecond), job.Attempt)
+		if job.Key != "stuck" || job.Attempt < 2 {
+			t.Errorf("ran %+v, want the stuck job's second attempt", job)
+		}
+	case <-time.After(2 * time.Minute): // a wait, not a timing
+		t.Fatal("the job left running by a dead host was not run again within 2 minutes")
+	}
+}
+
+// openFile opens a store in a file of the test's, closed at its end.
+func openFile(t *testing.T) (store.Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "agent.db")
+	s, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, path
+}
+
+// rawDB opens the store's file with database/sql, as another program
+// would, closed at the test's end.
+func rawDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

@@ -37,6 +37,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ParkedTurns", testParkedTurns},
 		{"Fencing", testFencing},
 		{"Jobs", testJobs},
+		{"Timers", testTimers},
+		{"Evals", testEvals},
 		{"Idempotency", testIdempotency},
 		{"Counts", testCounts},
 		{"KV", testKV},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/tool"
 )
@@ -15,14 +16,7 @@ var benchInput = json.RawMessage(`{"prUrl":"https://github.com/acme/checkout/pul
 // host.CallTool: validation, decoding, the handler, normalising the result,
 // call id, timeout and panic guard. Compare with BenchmarkCallToolBaseline.
 func BenchmarkCallTool(b *testing.B) {
-	set, err := tool.Registered()
-	if err != nil {
-		b.Fatal(err)
-	}
-	h, err := host.New(set, &host.Options{StateRoot: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
+	h := benchHost(b)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -31,6 +25,36 @@ func BenchmarkCallTool(b *testing.B) {
 			b.Fatal(err, out)
 		}
 	}
+}
+
+// BenchmarkCallToolInline is BenchmarkCallTool with CallOptions.Overrun
+// set, as serve sets it for a direct HTTP call: the handler runs on the
+// calling goroutine.
+func BenchmarkCallToolInline(b *testing.B) {
+	h := benchHost(b)
+	ctx := context.Background()
+	opts := &host.CallOptions{Overrun: func(out *api.Outcome) { b.Errorf("overrun: %+v", out) }}
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := h.CallTool(ctx, "inspect_pr", benchInput, opts)
+		if err != nil || out.IsError {
+			b.Fatal(err, out)
+		}
+	}
+}
+
+// benchHost is a host of the quickstart's tools.
+func benchHost(b *testing.B) *host.Host {
+	set, err := tool.Registered()
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := host.New(set, &host.Options{StateRoot: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { h.Close() })
+	return h
 }
 
 // BenchmarkCallToolBaseline does by hand what a bare Go program would: decode

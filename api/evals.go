@@ -1,0 +1,107 @@
+package api
+
+import "time"
+
+// EvalCase is one case of an eval: what is said to the agent, and what is
+// checked of what happened. The eval file (YAML) is a list of them.
+type EvalCase struct {
+	// Name identifies the case in its batch (default: case-<n>).
+	Name string `json:"name,omitempty" yaml:"name"`
+	// Message is the user's message; Conversation, several in turn (each
+	// sent once the previous turn has ended). One of the two.
+	Message      string   `json:"message,omitempty" yaml:"message"`
+	Conversation []string `json:"conversation,omitempty" yaml:"conversation"`
+	// Checks are checked against the session's trajectory once its last
+	// turn has ended.
+	Checks []EvalCheck `json:"checks" yaml:"checks"`
+	// Scorer names a tool of the agent's own that scores the case: it is
+	// called with {"case": …, "events": […]} and returns {"pass": bool,
+	// "score": 0..1, "reason": "…"}; its verdict is one more check.
+	Scorer string `json:"scorer,omitempty" yaml:"scorer"`
+}
+
+// EvalCheck is one check of a case. Exactly one of its fields is set.
+type EvalCheck struct {
+	// Called: the tool was called; with Args, by a call whose input holds
+	// these fields with these values (a subset, compared as JSON).
+	Called string `json:"called,omitempty" yaml:"called"`
+	// Scorer marks the check the case's scorer tool made (set by the
+	// host; not written in eval files).
+	Scorer string         `json:"scorer,omitempty" yaml:"-"`
+	Args   map[string]any `json:"args,omitempty" yaml:"args"`
+	// NotCalled: the tool was not called.
+	NotCalled string `json:"notCalled,omitempty" yaml:"notCalled"`
+	// Contains: the final answer contains this text (case-sensitive).
+	Contains string `json:"contains,omitempty" yaml:"contains"`
+	// Matches: the final answer matches this regular expression (RE2).
+	Matches string `json:"matches,omitempty" yaml:"matches"`
+	// MaxSteps: the case's turns took at most this many model steps.
+	MaxSteps int `json:"maxSteps,omitempty" yaml:"maxSteps"`
+	// NoError: no tool call had an isError result (and no turn failed).
+	NoError bool `json:"noError,omitempty" yaml:"noError"`
+}
+
+// EvalBatchStatus says where a batch stands.
+type EvalBatchStatus string
+
+// The statuses of a batch, and of a case.
+const (
+	EvalQueued    EvalBatchStatus = "queued"
+	EvalRunning   EvalBatchStatus = "running"
+	EvalCompleted EvalBatchStatus = "completed" // a case: all checks ran (passed or not)
+	EvalFailed    EvalBatchStatus = "failed"    // a case: it could not be run to the end (its turn failed, its host died)
+)
+
+// EvalCheckResult is a check's outcome.
+type EvalCheckResult struct {
+	Check  EvalCheck `json:"check"`
+	Pass   bool      `json:"pass"`
+	Detail string    `json:"detail,omitempty"` // why it failed, or what it found
+}
+
+// EvalCaseResult is one case of a batch: its status, its session (the
+// trajectory), its checks and its score (the share of checks that passed,
+// 0..1).
+type EvalCaseResult struct {
+	Index     int               `json:"index"`
+	Case      EvalCase          `json:"case"`
+	Status    EvalBatchStatus   `json:"status"`
+	SessionID string            `json:"sessionId,omitempty"`
+	Checks    []EvalCheckResult `json:"checks,omitempty"`
+	Score     float64           `json:"score"`
+	Pass      bool              `json:"pass"`
+	Error     string            `json:"error,omitempty"`
+	Started   *time.Time        `json:"startedAt,omitempty"`
+	Ended     *time.Time        `json:"endedAt,omitempty"`
+}
+
+// EvalBatch is a run of an eval's cases.
+type EvalBatch struct {
+	ID      string          `json:"id"`
+	Name    string          `json:"name"`
+	Status  EvalBatchStatus `json:"status"`
+	Created time.Time       `json:"createdAt"`
+	Ended   *time.Time      `json:"endedAt,omitempty"`
+	// Score is the mean of the cases' scores; Passed counts the cases
+	// whose every check passed.
+	Score  float64 `json:"score"`
+	Passed int     `json:"passed"`
+	Total  int     `json:"total"`
+	// Concurrency is how many cases run at once.
+	Concurrency int `json:"concurrency"`
+	// Cases are the case results (in a listing: omitted).
+	Cases []EvalCaseResult `json:"cases,omitempty"`
+}
+
+// EvalRunRequest is POST /v1/evals: an eval's cases to run as a batch.
+type EvalRunRequest struct {
+	Name        string     `json:"name"`
+	Cases       []EvalCase `json:"cases"`
+	Concurrency int        `json:"concurrency,omitempty"` // cases at once (default 4)
+}
+
+// EvalList is GET /v1/evals.
+type EvalList struct {
+	Batches []EvalBatch `json:"batches"`
+	Next    string      `json:"next,omitempty"`
+}
