@@ -280,6 +280,14 @@ func (b *Bot) ensureCard(ctx context.Context, h *host.Host, a api.Approval) {
 		b.log.Error("slackbot: recording an open card", "call", a.CallID, "err", err)
 	}
 	b.setCarded(a.CallID)
+	// A decision made while the card was being posted found no posts to
+	// update (closeCard leaves a card being posted alone): update it now.
+	switch cur, err := h.Approvals().Get(ctx, a.CallID); {
+	case errors.Is(err, api.ErrApprovalNotFound):
+		b.closeCard(ctx, a.CallID, nil)
+	case err == nil && cur.Status != api.ApprovalPending:
+		b.closeCard(ctx, a.CallID, &cur)
+	}
 }
 
 // closeCard updates a decided call's cards (a nil approval: one that no
@@ -300,6 +308,11 @@ func (b *Bot) closeCard(ctx context.Context, callID string, a *api.Approval) {
 	var rec cardRecord
 	if err := json.Unmarshal(e.Value, &rec); err != nil || rec.Closed {
 		kv.Delete(ctx, keyOpen+callID)
+		return
+	}
+	if len(rec.Posts) == 0 && b.now().Sub(rec.ClaimedAt) < claimStale {
+		// Being posted: its poster closes it once the posts are recorded
+		// (ensureCard reads the call again after recording them).
 		return
 	}
 	// Claim the closing first, so that of the hosts (and this host's

@@ -851,3 +851,27 @@ func TestOneCardAcrossBots(t *testing.T) {
 		}
 	}
 }
+
+// TestClickWhileTheCardIsPosted: a click that lands while the card's post
+// is still on its way (Slack has it, the bot has not recorded it) still
+// gets the card updated once the post is recorded.
+func TestClickWhileTheCardIsPosted(t *testing.T) {
+	e := newEnv(t, Config{},
+		fakemodel.Reply{Calls: []fakemodel.Call{{ID: "d1", Name: "deploy", Input: `{"service":"api"}`}}},
+		fakemodel.Reply{Text: []string{"Deployed."}},
+	)
+	release := e.api.Stall("chat.postMessage")
+	defer release()
+	thread := e.mention(general, "UALICE01", "deploy api", "")
+	callID, card := e.card(general, thread) // received by Slack, not yet answered
+	if status, b := e.click("UALICE01", actionApprove, callID, card); status != http.StatusOK {
+		t.Fatalf("click: %d %s", status, b)
+	}
+	if a := e.approval(callID); a.Status != api.ApprovalApproved {
+		t.Fatalf("after the click: %+v", a)
+	}
+	time.Sleep(200 * time.Millisecond) // let the click's own update of the card run first
+	release()
+	e.updated(general, card.AnsweredTS(), "Approved by <@UALICE01>")
+	e.posted(thread, "Deployed.")
+}

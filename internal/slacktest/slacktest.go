@@ -167,13 +167,15 @@ type Server struct {
 	seq    int64
 	groups map[string][]string
 	fail   map[string]string
+	stall  map[string]chan struct{}
 	wake   chan struct{}
 }
 
 // NewServer starts a fake Web API at APIURL().
 func NewServer() *Server {
 	s := &Server{BotUserID: "UBOT0001", BotID: "BBOT0001", TeamID: "T0000001",
-		groups: map[string][]string{}, fail: map[string]string{}, wake: make(chan struct{})}
+		groups: map[string][]string{}, fail: map[string]string{},
+		stall: map[string]chan struct{}{}, wake: make(chan struct{})}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
@@ -198,6 +200,26 @@ func (s *Server) Fail(method, code string) {
 		return
 	}
 	s.fail[method] = code
+}
+
+// Stall makes every later call of method wait, once received and
+// recorded, until release is called before it is answered: a slow Slack.
+func (s *Server) Stall(method string) (release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := make(chan struct{})
+	s.stall[method] = ch
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.stall[method] == ch {
+				delete(s.stall, method)
+			}
+			close(ch)
+		})
+	}
 }
 
 // Calls returns the calls of method received so far ("" for all), in
@@ -270,7 +292,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.calls = append(s.calls, Call{Method: method, Token: token, Params: params, Body: body, Answer: raw, Time: time.Now()})
 	close(s.wake)
 	s.wake = make(chan struct{})
+	stall := s.stall[method]
 	s.mu.Unlock()
+	if stall != nil {
+		select {
+		case <-stall:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Write(raw)
 }
