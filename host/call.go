@@ -40,7 +40,9 @@ type CallOptions struct {
 	// handler returns, Overrun receives the call's outcome (the timeout or
 	// cancellation) at once, from another goroutine, and CallTool returns
 	// the same outcome only once the handler has returned (its DurationMs
-	// counted to then). For a caller that answers someone else — serve
+	// counted to then). ctx's end counts once the call watches its
+	// context (tool.CallInfo.Overrun): a handler that never looks at it
+	// runs to its result. For a caller that answers someone else — serve
 	// answers the HTTP request from Overrun. Ignored for a call in a
 	// session, a gated call and an agent tool.
 	Overrun func(*api.Outcome)

@@ -27,7 +27,7 @@ func When[In any](pred func(In) bool) Approval {
 		a.err = fmt.Errorf("NeedsApproval: tool.When was given a nil predicate")
 		return a
 	}
-	a.pred = func(v any) bool { return pred(v.(In)) }
+	a.pred = func(v any) bool { return pred(*v.(*In)) }
 	return a
 }
 

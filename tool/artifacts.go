@@ -24,6 +24,10 @@ var ErrNoSession = errors.New("this call is not in a session")
 
 type noArtifacts struct{ err error }
 
+// artifactsOutsideSession is a call's Artifacts outside any session: an
+// interface value made once, not per call.
+var artifactsOutsideSession Artifacts = noArtifacts{err: errArtifactsOutsideSession}
+
 func (a noArtifacts) Put(context.Context, string, io.Reader, *FilePutOptions) (FileInfo, error) {
 	return FileInfo{}, a.err
 }

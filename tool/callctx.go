@@ -26,7 +26,9 @@ import (
 // (reused from call to call once stopped: see callTimer), where
 // the two contexts and the inline watchdog cost three registrations, their
 // channels and maps, and the timer: the largest share of the SDK's own
-// cost on a direct call (see bench/load). Contexts derived from it register
+// cost on a direct call (see bench/load). An inline call's context
+// registers only once watched (lazy, see newCallCtx): most handlers never
+// look at it. Contexts derived from it register
 // with it through its AfterFunc method, without a goroutine, as they do
 // with a standard one.
 //
@@ -44,24 +46,47 @@ type callCtx struct {
 	causeCtx   context.Context      // made when context.Cause first asks, once err is set
 	afters     map[*func()]struct{} // functions to call when cancelled (AfterFunc)
 	expired    bool
-	expiredCh  chan struct{}  // made when first asked for; closed when expired
-	expiryWhy  error          // the cause of the expiry
-	onExpire   func(*callCtx) // called once when it expires, if not released
-	timer      *callTimer     // nil once stopped, or without a deadline of its own
-	stopParent func() bool    // unregisters from parent
+	expiredCh  chan struct{} // made when first asked for; closed when expired
+	expiryWhy  error         // the cause of the expiry
+	onExpire   expirer       // told once when it expires, if not released
+	timer      *callTimer    // nil once stopped, or without a deadline of its own
+	stopParent func() bool   // unregisters from parent
+	lazy       bool          // registers with parent only once watched (see newCallCtx)
+	released   bool
 }
+
+// expirer is told when a call's context expires. An interface, not a
+// func, so that a pointer passes without allocating a method value.
+type expirer interface{ expired(*callCtx) }
+
+// expireFunc is a func as an expirer.
+type expireFunc func(*callCtx)
+
+func (f expireFunc) expired(c *callCtx) { f(c) }
 
 // newCallCtx returns a call's context under parent with the call's
 // timeout. Call release once the call has returned. onExpire, if not nil,
-// is called once when the context expires (before newCallCtx returns, if
+// is told once when the context expires (before newCallCtx returns, if
 // parent has ended already), unless it has been released.
-func newCallCtx(parent context.Context, timeout time.Duration, onExpire func(*callCtx)) *callCtx {
+//
+// lazy defers the registration with parent — an allocation or three and a
+// lock, on the caller's context, for every call — until the context is
+// watched: Done, AfterFunc (and so deriving a context from it) register;
+// Err and context.Cause look at parent's Err instead. So parent's end is
+// noticed, and onExpire told, as soon as anyone watches, and never for a
+// call whose handler and goroutines never look at their context, whose
+// end would change nothing: an inline call's (CallInfo.Overrun). The
+// deadline always expires the context on time, watched or not. Without
+// lazy, or when parent's deadline comes first, it registers at once.
+func newCallCtx(parent context.Context, timeout time.Duration, onExpire expirer, lazy bool) *callCtx {
 	c := &callCtx{parent: parent, deadline: time.Now().Add(timeout), onExpire: onExpire}
 	own := true
 	if d, ok := parent.Deadline(); ok && d.Before(c.deadline) {
 		c.deadline, own = d, false // the caller's deadline comes first, and ends this one through parent
 	}
-	if parent.Done() != nil {
+	if lazy && own {
+		c.lazy = true
+	} else if parent.Done() != nil {
 		c.stopParent = context.AfterFunc(parent, c.parentDone)
 	}
 	if err := parent.Err(); err != nil {
@@ -79,6 +104,44 @@ func newCallCtx(parent context.Context, timeout time.Duration, onExpire func(*ca
 }
 
 func (c *callCtx) parentDone() { c.expire(c.parent.Err(), context.Cause(c.parent)) }
+
+// watch registers a lazy context with its parent, once, and expires it at
+// once if parent has ended. c.mu is not held.
+func (c *callCtx) watch() {
+	c.mu.Lock()
+	if !c.lazy || c.released || c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.lazy = false
+	c.mu.Unlock()
+	if c.parent.Done() == nil {
+		return // parent never ends
+	}
+	stop := context.AfterFunc(c.parent, c.parentDone)
+	c.mu.Lock()
+	if c.released {
+		c.mu.Unlock()
+		stop()
+		return
+	}
+	c.stopParent = stop
+	c.mu.Unlock()
+	if c.parent.Err() != nil {
+		c.parentDone() // now, not on AfterFunc's goroutine: Err and Done agree from here
+	}
+}
+
+// checkParent expires a lazy context whose parent has ended, without
+// registering with it. c.mu is not held.
+func (c *callCtx) checkParent() {
+	c.mu.Lock()
+	lazy := c.lazy && !c.released && c.err == nil
+	c.mu.Unlock()
+	if lazy && c.parent.Err() != nil {
+		c.parentDone()
+	}
+}
 
 func (c *callCtx) timedOut() { c.expire(context.DeadlineExceeded, errTimeout) }
 
@@ -101,7 +164,7 @@ func (c *callCtx) expire(err, cause error) {
 		(*f)()
 	}
 	if onExpire != nil {
-		onExpire(c)
+		onExpire.expired(c)
 	}
 }
 
@@ -141,7 +204,7 @@ func (c *callCtx) cancelLocked(err, cause error) map[*func()]struct{} {
 // caller's context are let go. onExpire is not called after release.
 func (c *callCtx) release() {
 	c.mu.Lock()
-	c.onExpire = nil
+	c.onExpire, c.released = nil, true
 	timer, stopParent := c.timer, c.stopParent
 	c.timer, c.stopParent = nil, nil
 	afters := c.cancelLocked(context.Canceled, errHandlerReturned)
@@ -183,6 +246,7 @@ func (c *callCtx) Deadline() (time.Time, bool) { return c.deadline, true }
 
 // Done returns a channel closed when the context is cancelled.
 func (c *callCtx) Done() <-chan struct{} {
+	c.watch()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done == nil {
@@ -193,6 +257,7 @@ func (c *callCtx) Done() <-chan struct{} {
 
 // Err returns nil until the context is cancelled, then why.
 func (c *callCtx) Err() error {
+	c.checkParent()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
@@ -206,6 +271,7 @@ func (c *callCtx) Value(key any) any {
 	if !isCauseKey(key) {
 		return c.parent.Value(key)
 	}
+	c.checkParent()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err == nil {
@@ -225,6 +291,7 @@ func (c *callCtx) Value(key any) any {
 // standard context; the function context.AfterFunc, which also uses it,
 // runs its own f on a goroutine of its own.
 func (c *callCtx) AfterFunc(f func()) (stop func() bool) {
+	c.watch()
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()

@@ -84,7 +84,7 @@ func TestCallCtxAsStandardContexts(t *testing.T) {
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			run := func(ours bool) (seen, time.Time) {
+			run := func(ours, lazy bool) (seen, time.Time) {
 				parent, end := sc.parent()
 				var (
 					ctx     context.Context
@@ -92,7 +92,7 @@ func TestCallCtxAsStandardContexts(t *testing.T) {
 					release func()
 				)
 				if ours {
-					c := newCallCtx(parent, sc.timeout, nil)
+					c := newCallCtx(parent, sc.timeout, nil, lazy)
 					ctx, stop, release = c, c.stop, c.release
 				} else {
 					ctx, stop, release = stdCallCtx(parent, sc.timeout)
@@ -109,13 +109,15 @@ func TestCallCtxAsStandardContexts(t *testing.T) {
 				sc.act(stop, release, end)
 				return observe(), deadline
 			}
-			want, wantDeadline := run(false)
-			got, gotDeadline := run(true)
-			if got != want {
-				t.Errorf("call context: %+v\nstandard contexts: %+v", got, want)
-			}
-			if d := gotDeadline.Sub(wantDeadline); d < -time.Second || d > time.Second {
-				t.Errorf("deadline %v, standard %v", gotDeadline, wantDeadline)
+			want, wantDeadline := run(false, false)
+			for _, lazy := range []bool{false, true} {
+				got, gotDeadline := run(true, lazy)
+				if got != want {
+					t.Errorf("call context (lazy %v): %+v\nstandard contexts: %+v", lazy, got, want)
+				}
+				if d := gotDeadline.Sub(wantDeadline); d < -time.Second || d > time.Second {
+					t.Errorf("deadline %v, standard %v", gotDeadline, wantDeadline)
+				}
 			}
 		})
 	}
@@ -127,7 +129,7 @@ func TestCallCtxExpiry(t *testing.T) {
 	errCaller := errors.New("the caller went away")
 	parent, cancel := context.WithCancelCause(context.Background())
 	fired := make(chan struct{}, 2)
-	c := newCallCtx(parent, time.Hour, func(*callCtx) { fired <- struct{}{} })
+	c := newCallCtx(parent, time.Hour, expireFunc(func(*callCtx) { fired <- struct{}{} }), false)
 	c.stop(errHandlerReturned)
 	select {
 	case <-c.expiry():
@@ -141,18 +143,18 @@ func TestCallCtxExpiry(t *testing.T) {
 		t.Errorf("expiry cause %v (want the caller's), cause %v (want the first, stop's)", c.expiryCause(), context.Cause(c))
 	}
 
-	timed := newCallCtx(context.Background(), 10*time.Millisecond, nil)
+	timed := newCallCtx(context.Background(), 10*time.Millisecond, nil, false)
 	<-timed.expiry()
 	if !errors.Is(timed.expiryCause(), errTimeout) || timed.Err() != context.DeadlineExceeded {
 		t.Errorf("at the timeout: expiry cause %v, err %v", timed.expiryCause(), timed.Err())
 	}
 
 	called := false
-	ended := newCallCtx(parent, 10*time.Millisecond, func(*callCtx) { called = true }) // the parent has ended: expired at once
+	ended := newCallCtx(parent, 10*time.Millisecond, expireFunc(func(*callCtx) { called = true }), false) // the parent has ended: expired at once
 	if !called || ended.expiryCause() != errCaller {
 		t.Errorf("a call under an ended context: onExpire called %v, expiry cause %v", called, ended.expiryCause())
 	}
-	r := newCallCtx(context.Background(), 20*time.Millisecond, func(*callCtx) { t.Error("a released context expired") })
+	r := newCallCtx(context.Background(), 20*time.Millisecond, expireFunc(func(*callCtx) { t.Error("a released context expired") }), false)
 	r.release()
 	time.Sleep(50 * time.Millisecond)
 }
@@ -160,7 +162,7 @@ func TestCallCtxExpiry(t *testing.T) {
 // Contexts derived from a call's context register with it, as with a
 // standard context: no goroutine each.
 func TestCallCtxDerivedWithoutGoroutines(t *testing.T) {
-	c := newCallCtx(context.Background(), time.Hour, nil)
+	c := newCallCtx(context.Background(), time.Hour, nil, false)
 	before := runtime.NumGoroutine()
 	var cancels []context.CancelFunc
 	for range 100 {
@@ -191,12 +193,12 @@ func TestCallCtxDerivedWithoutGoroutines(t *testing.T) {
 // never expires, and a reused timer still fires for its new call.
 func TestCallTimersReusedSafely(t *testing.T) {
 	var wrong atomic.Int32
-	expireIsWrong := func(*callCtx) { wrong.Add(1) }
+	expireIsWrong := expireFunc(func(*callCtx) { wrong.Add(1) })
 	for i := range 2000 {
-		short := newCallCtx(context.Background(), time.Duration(1+i%50)*time.Microsecond, nil)
-		long := newCallCtx(context.Background(), time.Hour, expireIsWrong)
+		short := newCallCtx(context.Background(), time.Duration(1+i%50)*time.Microsecond, nil, false)
+		long := newCallCtx(context.Background(), time.Hour, expireIsWrong, false)
 		short.release()
-		next := newCallCtx(context.Background(), time.Hour, expireIsWrong)
+		next := newCallCtx(context.Background(), time.Hour, expireIsWrong, false)
 		long.release()
 		next.release()
 	}
@@ -205,13 +207,113 @@ func TestCallTimersReusedSafely(t *testing.T) {
 		t.Errorf("%d calls with an hour's timeout expired", n)
 	}
 	for range 100 { // fill the pool with stopped timers
-		newCallCtx(context.Background(), time.Hour, nil).release()
+		newCallCtx(context.Background(), time.Hour, nil, false).release()
 	}
-	c := newCallCtx(context.Background(), 10*time.Millisecond, nil)
+	c := newCallCtx(context.Background(), 10*time.Millisecond, nil, false)
 	defer c.release()
 	select {
 	case <-c.expiry():
 	case <-time.After(5 * time.Second):
 		t.Fatal("a call's 10 ms timeout did not fire")
 	}
+}
+
+// A lazy call context notices its caller's end once watched: not before
+// (the caller's end is not told to onExpire), at once after — by Err and
+// context.Cause without registering, by Done and derived contexts by
+// registering — and its own deadline expires it unwatched.
+func TestCallCtxLazy(t *testing.T) {
+	errCaller := errors.New("the caller went away")
+	fired := make(chan struct{}, 4)
+	onExpire := expireFunc(func(*callCtx) { fired <- struct{}{} })
+	expiredOnce := func(what string) {
+		t.Helper()
+		select {
+		case <-fired:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: onExpire was not told", what)
+		}
+		select {
+		case <-fired:
+			t.Fatalf("%s: onExpire told twice", what)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	notExpired := func(what string) {
+		t.Helper()
+		select {
+		case <-fired:
+			t.Fatalf("%s: onExpire told", what)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+
+	// Unwatched: the caller's end goes unnoticed; Err notices it.
+	parent, cancel := context.WithCancelCause(context.Background())
+	c := newCallCtx(parent, time.Hour, onExpire, true)
+	cancel(errCaller)
+	notExpired("unwatched")
+	if err := c.Err(); err != context.Canceled || context.Cause(c) != errCaller {
+		t.Errorf("Err %v, Cause %v: want the caller's", err, context.Cause(c))
+	}
+	expiredOnce("after Err")
+	c.release()
+
+	// context.Cause alone notices it too.
+	parent, cancel = context.WithCancelCause(context.Background())
+	c = newCallCtx(parent, time.Hour, onExpire, true)
+	cancel(errCaller)
+	if cause := context.Cause(c); cause != errCaller {
+		t.Errorf("Cause %v, want the caller's", cause)
+	}
+	expiredOnce("after Cause")
+	c.release()
+
+	// Watched through Done, then the caller ends: noticed at once.
+	parent, cancel = context.WithCancelCause(context.Background())
+	c = newCallCtx(parent, time.Hour, onExpire, true)
+	done := c.Done()
+	cancel(errCaller)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done was not closed when the caller ended")
+	}
+	expiredOnce("watched by Done")
+	c.release()
+
+	// Watched through a derived context, after the caller ended: Done of
+	// the derived context is closed, with the caller's cause.
+	parent, cancel = context.WithCancelCause(context.Background())
+	c = newCallCtx(parent, time.Hour, onExpire, true)
+	cancel(errCaller)
+	derived, stop := context.WithCancel(c)
+	select {
+	case <-derived.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a context derived after the caller ended was not cancelled")
+	}
+	if context.Cause(derived) != errCaller {
+		t.Errorf("derived cause %v, want the caller's", context.Cause(derived))
+	}
+	stop()
+	expiredOnce("watched by a derived context")
+	c.release()
+
+	// The deadline expires it unwatched.
+	c = newCallCtx(context.Background(), 10*time.Millisecond, onExpire, true)
+	expiredOnce("deadline")
+	if c.Err() != context.DeadlineExceeded {
+		t.Errorf("Err %v after the deadline", c.Err())
+	}
+	c.release()
+
+	// Released before it was watched: nothing is told later, watched or not.
+	parent, cancel = context.WithCancelCause(context.Background())
+	c = newCallCtx(parent, time.Hour, onExpire, true)
+	c.release()
+	cancel(errCaller)
+	c.Done()
+	c.Err()
+	notExpired("released")
 }

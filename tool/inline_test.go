@@ -93,13 +93,16 @@ func TestInlineRunOverrunsOnTime(t *testing.T) {
 	}
 }
 
-// The caller's cancellation settles an inline call like a timeout does.
+// The caller's cancellation settles an inline call like a timeout does,
+// once the handler (or anything of the call) watches its context.
 func TestInlineRunCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	release := make(chan struct{})
 	stuck := mustNew(t, "stuck", tool.Config{}, func(ctx context.Context, call *tool.Call, in empty) (any, error) {
+		done := ctx.Done()
 		cancel(errors.New("the client went away"))
-		<-release
+		<-done
+		<-release // and runs on past it
 		return "late", nil
 	})
 	out := runInline(t, ctx, stuck, func(o tool.Output) {
@@ -110,5 +113,20 @@ func TestInlineRunCancelled(t *testing.T) {
 	})
 	if !out.IsError || !strings.Contains(string(out.Result), "the client went away") {
 		t.Errorf("Run returned %s, want the cancellation", out.Result)
+	}
+}
+
+// A caller's cancellation that the call never watches changes nothing: the
+// handler's result stands, and Overrun is not called.
+func TestInlineRunCancelledUnwatched(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	blind := mustNew(t, "blind", tool.Config{}, func(_ context.Context, call *tool.Call, in empty) (any, error) {
+		cancel(errors.New("the client went away"))
+		time.Sleep(20 * time.Millisecond)
+		return "done", nil
+	})
+	out := runInline(t, ctx, blind, func(o tool.Output) { t.Errorf("Overrun got %s", o.Result) })
+	if out.IsError || string(out.Result) != `"done"` {
+		t.Errorf("Run returned %s, want the handler's result", out.Result)
 	}
 }

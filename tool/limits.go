@@ -39,7 +39,7 @@ func ExclusiveBy[In any](key func(In) string) Exclusive {
 		e.err = fmt.Errorf("Exclusive: tool.ExclusiveBy was given a nil key function")
 		return e
 	}
-	e.key = func(v any) string { return key(v.(In)) }
+	e.key = func(v any) string { return key(*v.(*In)) }
 	return e
 }
 

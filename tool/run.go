@@ -26,7 +26,8 @@ import (
 // A call made with [CallInfo.Overrun] runs its handler on Run's own
 // goroutine instead, which saves a goroutine switch per call: on a timeout
 // or cancellation, Overrun gets the result at once, and Run returns it only
-// once the handler has returned.
+// once the handler has returned (ctx's end counts once the call watches
+// its context: see CallInfo.Overrun).
 //
 // The error is an [*AgentToolError] for an agent tool, which does not run
 // in-process, or a plain error for input validated for another tool.
@@ -41,14 +42,14 @@ func (t *Tool) Run(ctx context.Context, call *Call, in *Input) (Output, error) {
 	// tool's timeout, also cancelled when the handler fails or anything of
 	// the call panics, and once the call has returned.
 	var w *watchdog
-	var onExpire func(*callCtx)
+	var onExpire expirer
 	if call.overrun != nil {
 		w = &watchdog{t: t, call: call}
-		onExpire = w.fire
+		onExpire = w
 	}
 	g := &call.goroutines
 	g.start()
-	work := newCallCtx(ctx, t.timeout, onExpire) // onExpire may end g's run at once, or any time from here
+	work := newCallCtx(ctx, t.timeout, onExpire, w != nil) // onExpire may end g's run at once, or any time from here
 	defer work.release()
 	g.attach(work)
 	if w != nil {
@@ -98,7 +99,7 @@ type watchdog struct {
 	early   Output // the result given to call.overrun
 }
 
-func (w *watchdog) fire(work *callCtx) {
+func (w *watchdog) expired(work *callCtx) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.settled {

@@ -84,6 +84,8 @@ type Tool struct {
 	busyWait       time.Duration
 	maxResultBytes int64
 
+	// decode decodes valid input into a *In, the handler's input type;
+	// handler, approval and exclusive keys take that *In.
 	decode  func(json.RawMessage) (any, error)
 	handler func(context.Context, *Call, any) (any, error)
 	output  *compiledSchema // nil: no declared output (output.go)
@@ -208,15 +210,15 @@ func newServer[In, Out any](name, pos string, cfg Config, handler Handler[In, Ou
 		if schema.IsZero() {
 			schema = RawSchema(`{"type":"object"}`)
 		}
-		t.decode = func(raw json.RawMessage) (any, error) { return json.RawMessage(raw), nil }
+		t.decode = decodeRaw
 	} else {
 		if !cfg.InputSchema.IsZero() {
 			return nil, fmt.Errorf("tool %s: Config.InputSchema is only for json.RawMessage input; the schema of %s is inferred", name, in)
 		}
 		schema = SchemaOf[In]()
 		t.decode = func(raw json.RawMessage) (any, error) {
-			var v In
-			err := json.Unmarshal(raw, &v)
+			v := new(In) // a pointer goes into the interface as it is: one allocation, not two
+			err := json.Unmarshal(raw, v)
 			return v, err
 		}
 	}
@@ -233,9 +235,12 @@ func newServer[In, Out any](name, pos string, cfg Config, handler Handler[In, Ou
 		return nil, fmt.Errorf("tool %s: %w", name, err)
 	}
 	t.execution = Server
-	t.handler = func(ctx context.Context, call *Call, v any) (any, error) { return handler(ctx, call, v.(In)) }
+	t.handler = func(ctx context.Context, call *Call, v any) (any, error) { return handler(ctx, call, *v.(*In)) }
 	return t, nil
 }
+
+// decodeRaw is decode for json.RawMessage input: the input itself.
+func decodeRaw(raw json.RawMessage) (any, error) { return &raw, nil }
 
 func newScript(name, pos string, cfg Config, script string) (*Tool, error) {
 	t, err := newTool(name, pos, cfg)
@@ -260,7 +265,7 @@ func newScript(name, pos string, cfg Config, script string) (*Tool, error) {
 	}
 	t.execution = Agent
 	t.script = script
-	t.decode = func(raw json.RawMessage) (any, error) { return json.RawMessage(raw), nil }
+	t.decode = decodeRaw
 	return t, nil
 }
 

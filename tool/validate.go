@@ -114,11 +114,12 @@ func (t *Tool) decodeValid(raw json.RawMessage) (in *Input, err error) {
 			in, err = nil, t.inputError(Violation{"input", fmt.Sprintf("could not be decoded: %v", p)})
 		}
 	}()
+	raw = bytes.Clone(raw) // the caller's buffer stays the caller's; a json.RawMessage handler gets this copy
 	value, err := t.decode(raw)
 	if err != nil {
 		return nil, t.inputError(decodeViolation(err))
 	}
-	return &Input{tool: t, raw: bytes.Clone(raw), value: value}, nil
+	return &Input{tool: t, raw: raw, value: value}, nil
 }
 
 func (t *Tool) inputError(v Violation) *InputError {
