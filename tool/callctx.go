@@ -71,31 +71,35 @@ func (f expireFunc) expired(c *callCtx) { f(c) }
 //
 // lazy defers the registration with parent — an allocation or three and a
 // lock, on the caller's context, for every call — until the context is
-// watched: Done, AfterFunc (and so deriving a context from it) register;
-// Err and context.Cause look at parent's Err instead. So parent's end is
-// noticed, and onExpire told, as soon as anyone watches, and never for a
-// call whose handler and goroutines never look at their context, whose
-// end would change nothing: an inline call's (CallInfo.Overrun). The
-// deadline always expires the context on time, watched or not. Without
-// lazy, or when parent's deadline comes first, it registers at once.
+// watched: Done, AfterFunc (and so deriving a context from it) and the
+// wait for the call's goroutines (expiry) register; Err and context.Cause
+// look at parent's Err instead. So parent's end is noticed, and onExpire
+// told, as soon as anyone watches, and never for a call whose handler and
+// goroutines never look at their context, whose end would change nothing:
+// an inline call's (CallInfo.Overrun). onExpire is then told on a
+// goroutine of its own, not inside the handler's ctx.Err(). The deadline
+// always expires the context on time, watched or not. Without lazy, or
+// when parent's deadline comes first, it registers at once.
 func newCallCtx(parent context.Context, timeout time.Duration, onExpire expirer, lazy bool) *callCtx {
 	c := &callCtx{parent: parent, deadline: time.Now().Add(timeout), onExpire: onExpire}
 	own := true
 	if d, ok := parent.Deadline(); ok && d.Before(c.deadline) {
 		c.deadline, own = d, false // the caller's deadline comes first, and ends this one through parent
 	}
+	if err := parent.Err(); err != nil {
+		// Ended already: expired here, before newCallCtx returns (a
+		// registration would expire it again on a goroutine of its own).
+		c.expire(err, context.Cause(parent), false)
+		return c
+	}
 	if lazy && own {
 		c.lazy = true
 	} else if parent.Done() != nil {
 		c.stopParent = context.AfterFunc(parent, c.parentDone)
 	}
-	if err := parent.Err(); err != nil {
-		c.expire(err, context.Cause(parent))
-		return c
-	}
 	if own {
 		if d := time.Until(c.deadline); d <= 0 {
-			c.expire(context.DeadlineExceeded, errTimeout)
+			c.expire(context.DeadlineExceeded, errTimeout, false)
 		} else {
 			c.timer = startCallTimer(c, d) // read by release only, on this goroutine
 		}
@@ -103,13 +107,21 @@ func newCallCtx(parent context.Context, timeout time.Duration, onExpire expirer,
 	return c
 }
 
-func (c *callCtx) parentDone() { c.expire(c.parent.Err(), context.Cause(c.parent)) }
+// parentDone expires the context as its parent has ended; context.AfterFunc
+// calls it on a goroutine of its own.
+func (c *callCtx) parentDone() { c.expire(c.parent.Err(), context.Cause(c.parent), false) }
 
-// watch registers a lazy context with its parent, once, and expires it at
+// parentEnded expires a lazy context whose parent is found ended when it
+// is watched, on the watcher's goroutine (so that Err, Done and Cause
+// agree from here), but tells onExpire on a goroutine of its own: the
+// watcher may be the handler, inside ctx.Err().
+func (c *callCtx) parentEnded() { c.expire(c.parent.Err(), context.Cause(c.parent), true) }
+
+// watch registers a lazy context with its parent, once, or expires it at
 // once if parent has ended. c.mu is not held.
 func (c *callCtx) watch() {
 	c.mu.Lock()
-	if !c.lazy || c.released || c.err != nil {
+	if !c.lazy || c.released {
 		c.mu.Unlock()
 		return
 	}
@@ -118,7 +130,11 @@ func (c *callCtx) watch() {
 	if c.parent.Done() == nil {
 		return // parent never ends
 	}
-	stop := context.AfterFunc(c.parent, c.parentDone)
+	if c.parent.Err() != nil {
+		c.parentEnded()
+		return
+	}
+	stop := context.AfterFunc(c.parent, c.parentDone) // if parent ends from here, on AfterFunc's goroutine
 	c.mu.Lock()
 	if c.released {
 		c.mu.Unlock()
@@ -127,9 +143,6 @@ func (c *callCtx) watch() {
 	}
 	c.stopParent = stop
 	c.mu.Unlock()
-	if c.parent.Err() != nil {
-		c.parentDone() // now, not on AfterFunc's goroutine: Err and Done agree from here
-	}
 }
 
 // checkParent expires a lazy context whose parent has ended, without
@@ -139,15 +152,16 @@ func (c *callCtx) checkParent() {
 	lazy := c.lazy && !c.released && c.err == nil
 	c.mu.Unlock()
 	if lazy && c.parent.Err() != nil {
-		c.parentDone()
+		c.parentEnded()
 	}
 }
 
-func (c *callCtx) timedOut() { c.expire(context.DeadlineExceeded, errTimeout) }
+func (c *callCtx) timedOut() { c.expire(context.DeadlineExceeded, errTimeout, false) }
 
 // expire ends the call's time: the context is cancelled with err and cause
-// unless it was already, and onExpire is called.
-func (c *callCtx) expire(err, cause error) {
+// unless it was already, and onExpire is told, on a goroutine of its own
+// if async.
+func (c *callCtx) expire(err, cause error, async bool) {
 	c.mu.Lock()
 	if c.expired {
 		c.mu.Unlock()
@@ -163,7 +177,11 @@ func (c *callCtx) expire(err, cause error) {
 	for f := range afters {
 		(*f)()
 	}
-	if onExpire != nil {
+	switch {
+	case onExpire == nil:
+	case async:
+		go onExpire.expired(c)
+	default:
 		onExpire.expired(c)
 	}
 }
@@ -222,6 +240,7 @@ func (c *callCtx) release() {
 
 // expiry returns a channel closed once the context has expired.
 func (c *callCtx) expiry() <-chan struct{} {
+	c.watch()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.expired {

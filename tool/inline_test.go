@@ -130,3 +130,57 @@ func TestInlineRunCancelledUnwatched(t *testing.T) {
 		t.Errorf("Run returned %s, want the handler's result", out.Result)
 	}
 }
+
+// A caller's end that the handler notices through ctx.Err() is told to
+// Overrun from another goroutine, not from inside ctx.Err(): the handler
+// goes on while Overrun answers.
+func TestInlineRunOverrunNotInsideErr(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	pastErr, release := make(chan struct{}), make(chan struct{})
+	var errSeen error
+	stuck := mustNew(t, "stuck", tool.Config{}, func(ctx context.Context, call *tool.Call, in empty) (any, error) {
+		cancel(errors.New("the client went away"))
+		errSeen = ctx.Err()
+		close(pastErr)
+		<-release
+		return "late", nil
+	})
+	out := runInline(t, ctx, stuck, func(o tool.Output) {
+		select {
+		case <-pastErr:
+		case <-time.After(5 * time.Second):
+			t.Error("Overrun ran inside the handler's ctx.Err()")
+		}
+		close(release)
+	})
+	if errSeen != context.Canceled {
+		t.Errorf("the handler's ctx.Err() = %v, want context.Canceled", errSeen)
+	}
+	if !out.IsError || !strings.Contains(string(out.Result), "the client went away") {
+		t.Errorf("Run returned %s, want the cancellation", out.Result)
+	}
+}
+
+// An inline call whose handler has failed still stops waiting for its
+// goroutines (ones that ignore their context) when its caller ends, not
+// only at its timeout.
+func TestInlineRunGoroutinesStopWaitingForTheCaller(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	block := make(chan struct{})
+	defer close(block)
+	failing := mustNew(t, "failing", tool.Config{Timeout: time.Minute}, func(ctx context.Context, call *tool.Call, in empty) (any, error) {
+		call.Go(func(context.Context) { <-block }) // ignores its context
+		time.AfterFunc(50*time.Millisecond, cancel)
+		return nil, errors.New("failed")
+	})
+	done := make(chan tool.Output, 1)
+	go func() { done <- runInline(t, ctx, failing, func(tool.Output) {}) }()
+	select {
+	case out := <-done:
+		if !out.IsError {
+			t.Errorf("Run returned %s, want an error", out.Result)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run still waits for the call's goroutines after its caller ended")
+	}
+}

@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -239,8 +240,12 @@ func newServer[In, Out any](name, pos string, cfg Config, handler Handler[In, Ou
 	return t, nil
 }
 
-// decodeRaw is decode for json.RawMessage input: the input itself.
-func decodeRaw(raw json.RawMessage) (any, error) { return &raw, nil }
+// decodeRaw is decode for json.RawMessage input: a copy of the input, so
+// that what the handler does with its bytes leaves Input.JSON as it was.
+func decodeRaw(raw json.RawMessage) (any, error) {
+	v := bytes.Clone(raw)
+	return (*json.RawMessage)(&v), nil
+}
 
 func newScript(name, pos string, cfg Config, script string) (*Tool, error) {
 	t, err := newTool(name, pos, cfg)

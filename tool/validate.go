@@ -23,7 +23,7 @@ import (
 type Input struct {
 	tool  *Tool
 	raw   json.RawMessage
-	value any // the handler's In, boxed
+	value any // a *In, the handler's input type, decoded from raw
 }
 
 // JSON returns the input as it was validated.
@@ -114,7 +114,7 @@ func (t *Tool) decodeValid(raw json.RawMessage) (in *Input, err error) {
 			in, err = nil, t.inputError(Violation{"input", fmt.Sprintf("could not be decoded: %v", p)})
 		}
 	}()
-	raw = bytes.Clone(raw) // the caller's buffer stays the caller's; a json.RawMessage handler gets this copy
+	raw = bytes.Clone(raw) // the caller's buffer stays the caller's
 	value, err := t.decode(raw)
 	if err != nil {
 		return nil, t.inputError(decodeViolation(err))
