@@ -448,7 +448,10 @@ func third[T, U any](_ T, _ U, err error) error { return err }
 
 func TestEventsResumeAfterADrop(t *testing.T) {
 	t.Parallel()
-	b := setup(t, fakemodel.Reply{Text: []string{"One."}}, fakemodel.Reply{Hang: 300 * time.Millisecond, Text: []string{"Two."}})
+	// The second answer waits until the connections are dropped, however
+	// late the client reads the turn's first event.
+	release := make(chan struct{})
+	b := setup(t, fakemodel.Reply{Text: []string{"One."}}, fakemodel.Reply{Until: release, Text: []string{"Two."}})
 	var mu sync.Mutex
 	var resumed []string // the Last-Event-ID of each request for the stream
 	c, err := client.New(b.url, testToken, &client.Options{HTTPClient: &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
@@ -486,6 +489,7 @@ func TestEventsResumeAfterADrop(t *testing.T) {
 			// The model is thinking: drop every connection under the client.
 			b.server.CloseClientConnections()
 			dropped = e.Seq
+			close(release)
 		}
 		if e.Kind == api.KindTurnCompleted && e.TurnID == secondTurn {
 			break

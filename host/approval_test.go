@@ -79,7 +79,7 @@ func setupApprovals(t *testing.T, script ...fakemodel.Reply) *approvalBundle {
 // newHost starts a host on the bundle's store, as a restarted process would.
 func (b *approvalBundle) newHost(t *testing.T) *host.Host {
 	p, _ := anthropic.New(model.Config{Name: "fake", APIKey: "k", BaseURL: b.fake.AnthropicURL(), MaxTokens: 100})
-	h, err := host.New(gatedTools(t, b.ran), &host.Options{StateRoot: b.state, Store: b.store, Model: p, LeaseTTL: 300 * time.Millisecond})
+	h, err := host.New(gatedTools(t, b.ran), &host.Options{StateRoot: b.state, Store: b.store, Model: p, LeaseTTL: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

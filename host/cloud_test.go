@@ -18,6 +18,13 @@ import (
 
 // setupCloud starts a host on SQLite whose sessions may be cloud ones.
 func setupCloud(t testing.TB, cloud host.CloudOptions) *host.Host {
+	return setupCloudTTL(t, cloud, 5*time.Second)
+}
+
+// setupCloudTTL is setupCloud with the host's lease TTL: short only for a
+// test of a runner that dies (a short one would close a live runner's turn
+// on a loaded machine between two of the test's reports).
+func setupCloudTTL(t testing.TB, cloud host.CloudOptions, ttl time.Duration) *host.Host {
 	t.Helper()
 	weather, _ := tool.New("weather", tool.Config{Description: "Weather in a city."},
 		func(ctx context.Context, call *tool.Call, in weatherInput) (any, error) {
@@ -35,7 +42,7 @@ func setupCloud(t testing.TB, cloud host.CloudOptions) *host.Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.New(set, &host.Options{StateRoot: state, Store: st, LeaseTTL: 400 * time.Millisecond, System: "Be brief.", Cloud: cloud})
+	h, err := host.New(set, &host.Options{StateRoot: state, Store: st, LeaseTTL: ttl, System: "Be brief.", Cloud: cloud})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +203,7 @@ func TestCloudTurnApproval(t *testing.T) {
 // is closed as interrupted, with a result for the call it was running,
 // never left open; the session takes messages again.
 func TestCloudRunnerDies(t *testing.T) {
-	h := setupCloud(t, host.CloudOptions{})
+	h := setupCloudTTL(t, host.CloudOptions{}, 400*time.Millisecond)
 	ctx := context.Background()
 	sess, turnID, err := h.Sessions().Create(ctx, host.SessionOptions{Mode: api.ModeCloud, Message: "go"})
 	if err != nil {

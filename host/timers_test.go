@@ -179,10 +179,13 @@ func TestReminders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			callIn(t, h, sess.ID, "remind", remindInput{Key: "a", InMs: 300, Message: "wake a"})
-			callIn(t, h, sess.ID, "remind", remindInput{Key: "b", InMs: 200, Message: "wake b early"})
-			callIn(t, h, sess.ID, "remind", remindInput{Key: "b", InMs: 600, Message: "wake b moved"}) // moves b
-			callIn(t, h, sess.ID, "remind", remindInput{Key: "c", InMs: 400, Message: "wake c"})
+			// Due 3 s on: the six calls before the listing are done by then
+			// even on a loaded machine under -race (a reminder firing
+			// meanwhile would make the next call session_busy).
+			callIn(t, h, sess.ID, "remind", remindInput{Key: "a", InMs: 3300, Message: "wake a"})
+			callIn(t, h, sess.ID, "remind", remindInput{Key: "b", InMs: 3200, Message: "wake b early"})
+			callIn(t, h, sess.ID, "remind", remindInput{Key: "b", InMs: 3600, Message: "wake b moved"}) // moves b
+			callIn(t, h, sess.ID, "remind", remindInput{Key: "c", InMs: 3400, Message: "wake c"})
 			callIn(t, h, sess.ID, "forget", remindInput{Key: "c"})
 			listed := string(callIn(t, h, sess.ID, "reminders", struct{}{}).Result)
 			if !strings.Contains(listed, "wake a") || !strings.Contains(listed, "wake b moved") || strings.Contains(listed, "wake c") || strings.Contains(listed, "early") {

@@ -65,14 +65,14 @@ func TestCallCtxAsStandardContexts(t *testing.T) {
 		act     func(stop func(error), release func(), end func())
 	}
 	scenarios := []scenario{
-		{"timeout", 20 * time.Millisecond, func() (context.Context, func()) { return context.Background(), func() {} },
+		{"timeout", 200 * time.Millisecond, func() (context.Context, func()) { return context.Background(), func() {} },
 			func(stop func(error), release func(), end func()) {}},
 		{"caller cancelled with a cause", time.Hour, func() (context.Context, func()) {
 			ctx, cancel := context.WithCancelCause(context.WithValue(context.Background(), ctxKey{}, "v"))
 			return ctx, func() { cancel(errCaller) }
 		}, func(stop func(error), release func(), end func()) { end() }},
 		{"caller's earlier deadline", time.Hour, func() (context.Context, func()) {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 			return ctx, cancel
 		}, func(stop func(error), release func(), end func()) {}},
 		{"stopped with a cause, then the caller cancelled", time.Hour, func() (context.Context, func()) {

@@ -969,7 +969,7 @@ func TestMultiHostKilledDuringApprovedCall(t *testing.T) {
 func TestMultiHostApprovalExpiresWhileDown(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t)
-	args := []string{"--lease-ttl", "2s", "--approval-timeout", "6s"}
+	args := []string{"--lease-ttl", "2s", "--approval-timeout", "15s"} // room for both hosts to go down first on a loaded machine
 	fakeA := c.fake(t, "Nobody approved it.", fakemodel.Reply{Calls: []fakemodel.Call{{ID: "m1", Name: "record", Input: `{"note":"never"}`}}})
 	fakeB := c.fake(t, "Nobody approved it.")
 	a := c.host(t, "A", fakeA, args...)

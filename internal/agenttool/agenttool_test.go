@@ -148,15 +148,17 @@ func TestHostileInput(t *testing.T) {
 
 func TestTimeoutKillsProcessGroup(t *testing.T) {
 	ws, set := setup(t, map[string]string{
-		"hang": "#!/bin/sh\nsleep 300 &\necho $! > child.pid\nsleep 300\n",
+		// The pid file is written whole or not at all (mv), and the timeout
+		// leaves a loaded machine time to start both processes.
+		"hang": "#!/bin/sh\nsleep 300 &\necho $! > child.pid.tmp\nmv child.pid.tmp child.pid\nsleep 300\n",
 	})
 	start := time.Now()
-	out := run(t, ws, set, "hang", `{}`, 300*time.Millisecond)
-	if !out.IsError || string(out.Result) != `"timed out after 300ms"` {
+	out := run(t, ws, set, "hang", `{}`, 3*time.Second)
+	if !out.IsError || string(out.Result) != `"timed out after 3s"` {
 		t.Errorf("Output = %s (isError %v)", out.Result, out.IsError)
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("the run took %s after a 300ms timeout", d)
+	if d := time.Since(start); d > 8*time.Second {
+		t.Errorf("the run took %s after a 3s timeout", d)
 	}
 	assertDead(t, filepath.Join(ws, "child.pid"))
 }
@@ -179,7 +181,10 @@ func assertDead(t *testing.T, pidFile string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		t.Fatalf("pid file %s holds %q", pidFile, b)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		// Kill with signal 0 probes; a zombie reaped by init disappears.
