@@ -13,30 +13,17 @@ import (
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/internal/httpjson"
 	"github.com/agentsdk/agentsdk/internal/jsonscan"
 )
 
 // writeError writes any error in the API's one error shape, with the
 // status of its code (api.AsError: an *api.Error as it is, anything else
 // internal).
-func writeError(w http.ResponseWriter, err error) {
-	e := api.AsError(err)
-	writeJSON(w, e.Status(), api.ErrorResponse{Error: e})
-}
+func writeError(w http.ResponseWriter, err error) { httpjson.Error(w, err) }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		status = http.StatusInternalServerError
-		b.Reset()
-		b.WriteString(`{"ok":false,"error":{"code":"internal","message":"encoding the response failed"}}` + "\n")
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(b.Bytes())
-}
+// writeJSON answers status with v as JSON (httpjson.Write).
+func writeJSON(w http.ResponseWriter, status int, v any) { httpjson.Write(w, status, v) }
 
 // readBody returns a request's body: the one ServeHTTP read (admit), or,
 // for a body a handler put back, read now under the limit.

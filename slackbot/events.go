@@ -14,6 +14,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/internal/httpjson"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -77,7 +78,7 @@ func (b *Bot) events(h tool.Handle, w http.ResponseWriter, r *http.Request, body
 		Event     json.RawMessage `json:"event"`
 	}
 	if err := json.Unmarshal(body, &outer); err != nil {
-		writeError(w, api.Errorf(api.CodeMalformedJSON, "the event is not a JSON object: %v", err))
+		httpjson.Error(w, api.Errorf(api.CodeMalformedJSON, "the event is not a JSON object: %v", err))
 		return
 	}
 	switch outer.Type {
@@ -86,10 +87,10 @@ func (b *Bot) events(h tool.Handle, w http.ResponseWriter, r *http.Request, body
 			badRequest(w, "url_verification without a challenge")
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"challenge": outer.Challenge})
+		httpjson.Write(w, http.StatusOK, map[string]string{"challenge": outer.Challenge})
 	case slackevents.AppRateLimited:
 		b.log.Warn("slackbot: Slack is rate-limiting the app's events")
-		writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+		httpjson.Write(w, http.StatusOK, map[string]bool{"ok": true})
 	case slackevents.CallbackEvent:
 		b.callback(h, w, r, body, outer.EventID, outer.Event)
 	case "":
@@ -108,7 +109,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 		badRequest(w, "reading the request body: %v", err)
 		return nil, false
 	case len(body) > MaxBodyBytes:
-		writeError(w, api.Errorf(api.CodeBodyTooLarge, "the request body is over %d bytes", MaxBodyBytes))
+		httpjson.Error(w, api.Errorf(api.CodeBodyTooLarge, "the request body is over %d bytes", MaxBodyBytes))
 		return nil, false
 	}
 	return body, true
@@ -170,16 +171,16 @@ func (b *Bot) callback(h tool.Handle, w http.ResponseWriter, r *http.Request, bo
 		return
 	case err != nil:
 		b.log.Error("slackbot: recording an event", "event", id, "err", err)
-		writeError(w, api.Errorf(api.CodeInternal, "recording the event: %v", err))
+		httpjson.Error(w, api.Errorf(api.CodeInternal, "recording the event: %v", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	httpjson.Write(w, http.StatusOK, map[string]bool{"ok": true})
 	b.accepted.Add(1)
 	b.goBackground(r.Context(), "answering a message", followFor+time.Minute, func(ctx context.Context) { b.converse(ctx, h, m) })
 }
 
 // ignored acknowledges an event the channel does not act on.
-func ignored(w http.ResponseWriter) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) }
+func ignored(w http.ResponseWriter) { httpjson.Write(w, http.StatusOK, map[string]bool{"ok": true}) }
 
 // converse sends a message into its thread's session and posts what the
 // turn answers.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/internal/httpjson"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -59,7 +60,7 @@ func (b *Bot) interactivity(h tool.Handle, w http.ResponseWriter, r *http.Reques
 	}
 	var ic slack.InteractionCallback
 	if err := json.Unmarshal([]byte(payload), &ic); err != nil {
-		writeError(w, api.Errorf(api.CodeMalformedJSON, "the payload is not an interaction: %v", truncate(err.Error(), 300)))
+		httpjson.Error(w, api.Errorf(api.CodeMalformedJSON, "the payload is not an interaction: %v", truncate(err.Error(), 300)))
 		return
 	}
 	if !userID.MatchString(ic.User.ID) {
@@ -222,7 +223,7 @@ func (b *Bot) viewSubmission(w http.ResponseWriter, r *http.Request, ic *slack.I
 	reason = truncate(reason, maxReasonInput)
 	user := ic.User.ID
 	fail := func(msg string) {
-		writeJSON(w, http.StatusOK, slack.NewErrorsViewSubmissionResponse(map[string]string{reasonBlock: msg}))
+		httpjson.Write(w, http.StatusOK, slack.NewErrorsViewSubmissionResponse(map[string]string{reasonBlock: msg}))
 	}
 	if reason == "" {
 		fail("Say why the call is denied.")

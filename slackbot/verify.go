@@ -1,12 +1,10 @@
 package slackbot
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/internal/httpjson"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -68,11 +67,11 @@ func (b *Bot) checkReplay(ctx context.Context, kv tool.KV, w http.ResponseWriter
 	case errors.Is(err, tool.ErrVersionConflict):
 		b.log.Warn("slackbot: refused a replayed request", "path", r.URL.Path)
 		w.Header().Set("Connection", "close")
-		writeError(w, &api.Error{Code: api.CodeUnauthorized, Message: "the request failed the channel's verification: the request was replayed (its signature was seen before)"})
+		httpjson.Error(w, &api.Error{Code: api.CodeUnauthorized, Message: "the request failed the channel's verification: the request was replayed (its signature was seen before)"})
 		return false
 	case err != nil:
 		b.log.Error("slackbot: recording a request's signature", "err", err)
-		writeError(w, api.Errorf(api.CodeInternal, "recording the request's signature: %v", err))
+		httpjson.Error(w, api.Errorf(api.CodeInternal, "recording the request's signature: %v", err))
 		return false
 	}
 	return true
@@ -84,32 +83,14 @@ func (b *Bot) ready(w http.ResponseWriter) bool {
 		return true
 	}
 	w.Header().Set("Retry-After", "1")
-	writeJSON(w, http.StatusServiceUnavailable, api.ErrorResponse{Error: &api.Error{Code: api.CodeOverCapacity,
+	httpjson.Write(w, http.StatusServiceUnavailable, api.ErrorResponse{Error: &api.Error{Code: api.CodeOverCapacity,
 		Message: "the slack channel is not attached to its host yet (slackbot.Bot.Attach)"}})
 	return false
 }
 
 // badRequest answers 400 with what is wrong.
 func badRequest(w http.ResponseWriter, format string, args ...any) {
-	writeError(w, api.Errorf(api.CodeBadRequest, format, args...))
-}
-
-func writeError(w http.ResponseWriter, e *api.Error) {
-	writeJSON(w, e.Status(), api.ErrorResponse{Error: e})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		status = http.StatusInternalServerError
-		buf.Reset()
-		buf.WriteString(`{"ok":false,"error":{"code":"internal","message":"encoding the response failed"}}` + "\n")
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	httpjson.Error(w, api.Errorf(api.CodeBadRequest, format, args...))
 }
 
 // recovered turns a handler's panic into a 500 (hostile input must never
@@ -117,6 +98,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func (b *Bot) recovered(w http.ResponseWriter, r *http.Request) {
 	if v := recover(); v != nil {
 		b.log.Error("slackbot: panic serving a request", "path", r.URL.Path, "panic", v)
-		writeError(w, api.Errorf(api.CodeInternal, "the slack channel failed on this request"))
+		httpjson.Error(w, api.Errorf(api.CodeInternal, "the slack channel failed on this request"))
 	}
 }
