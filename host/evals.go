@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/internal/progress"
 	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/tool"
 )
@@ -916,10 +917,7 @@ func preview(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return progress.TruncateUTF8(s, n) + "…"
 }
 
 // resultText is a tool's result as text: a string's own text, other JSON

@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackutilsx"
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/internal/progress"
 	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/tool"
 )
@@ -422,11 +422,7 @@ func showInput(input json.RawMessage) string {
 		s = buf.String()
 	}
 	if len(s) > maxInputBytes {
-		cut := maxInputBytes
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "\n…"
+		s = progress.TruncateUTF8(s, maxInputBytes) + "\n…"
 	}
 	if strings.TrimSpace(s) == "" {
 		s = "{}"
