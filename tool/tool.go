@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/agentsdk/agentsdk/internal/define"
 )
@@ -217,8 +218,15 @@ func newServer[In, Out any](name, pos string, cfg Config, handler Handler[In, Ou
 			return nil, fmt.Errorf("tool %s: Config.InputSchema is only for json.RawMessage input; the schema of %s is inferred", name, in)
 		}
 		schema = SchemaOf[In]()
+		flat := newFlatDecoder(in)
 		t.decode = func(raw json.RawMessage) (any, error) {
 			v := new(In) // a pointer goes into the interface as it is: one allocation, not two
+			if flat != nil {
+				if flat.decode(raw, unsafe.Pointer(v)) {
+					return v, nil
+				}
+				v = new(In) // what the flat decoder may have set is dropped
+			}
 			err := json.Unmarshal(raw, v)
 			return v, err
 		}

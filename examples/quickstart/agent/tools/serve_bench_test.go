@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -35,3 +36,37 @@ func BenchmarkServeDirectCall(b *testing.B) {
 }
 
 var benchBody = []byte(`{"input":` + string(benchInput) + `}`)
+
+// BenchmarkServeDirectCallBare is BenchmarkServeDirectCall's yardstick:
+// the same requests and recorder, served by bench/load's bare handler (no
+// auth, validation, envelope or log), so that the difference of the two is
+// what the serve host adds to a call in process.
+func BenchmarkServeDirectCallBare(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest("POST", "/quickstart/v1/tools/inspect_pr", bytes.NewReader(benchBody))
+		r.Header.Set("Authorization", "Bearer bench-token")
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		bareHandler(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatal(w.Code, w.Body.String())
+		}
+	}
+}
+
+// bareHandler is bench/load's bare handler.
+func bareHandler(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Input struct {
+			PRURL string `json:"prUrl"`
+		} `json:"input"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	result := map[string]any{"prUrl": req.Input.PRURL, "checks": []string{"unit", "lint"}, "ready": true}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"ok": true, "result": result})
+}

@@ -1,0 +1,298 @@
+package tool
+
+import (
+	"encoding"
+	"encoding/json"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/agentsdk/agentsdk/internal/jsonscan"
+)
+
+// flatDecoder decodes a JSON object into a struct whose members are
+// strings, booleans and numbers, the usual shape of a tool's input, at a
+// fraction of json.Unmarshal's cost, with json.Unmarshal's result. It
+// takes only what it can decode exactly as json.Unmarshal would: every key
+// one of the struct's JSON names as it is (no escapes, no case folding),
+// every value a string without escapes, a boolean, or a number that fits
+// its field. On anything else — another key, an escape, null, a nested
+// value, a type json.Unmarshal would refuse, a number out of range — it
+// says so, and the caller decodes with json.Unmarshal, which then decides
+// and explains as it always has.
+type flatDecoder struct {
+	fields map[string]flatField // by JSON name
+}
+
+// flatField is where a struct field is and how it is decoded; kind
+// reflect.Invalid marks a field left to json.Unmarshal (a slice, a map, a
+// pointer, a type with its own unmarshalling).
+type flatField struct {
+	off  uintptr
+	kind reflect.Kind
+}
+
+var (
+	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	jsonNumberType      = reflect.TypeFor[json.Number]()
+)
+
+// newFlatDecoder returns the flat decoder of struct type t, or nil when t
+// is not flat: not a struct, a struct with its own unmarshalling, with an
+// embedded field (whose fields json.Unmarshal promotes), with a field
+// tagged ",string", or two fields of one JSON name.
+func newFlatDecoder(t reflect.Type) *flatDecoder {
+	if t.Kind() != reflect.Struct || unmarshalsItself(t) {
+		return nil
+	}
+	d := &flatDecoder{fields: make(map[string]flatField, t.NumField())}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			return nil
+		}
+		if !f.IsExported() {
+			continue // json.Unmarshal leaves it alone
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if hasOption(opts, "string") {
+			return nil
+		}
+		if !isValidTag(name) {
+			name = f.Name
+		}
+		if _, dup := d.fields[name]; dup {
+			return nil // json.Unmarshal's rules for conflicting names are not copied here
+		}
+		kind := f.Type.Kind()
+		switch {
+		case unmarshalsItself(f.Type), f.Type == jsonNumberType: // json.Number's strings are checked as numbers
+			kind = reflect.Invalid
+		case kind == reflect.String, kind == reflect.Bool,
+			reflect.Int <= kind && kind <= reflect.Int64,
+			reflect.Uint <= kind && kind <= reflect.Uint64,
+			kind == reflect.Float32, kind == reflect.Float64:
+		default:
+			kind = reflect.Invalid
+		}
+		d.fields[name] = flatField{off: f.Offset, kind: kind}
+	}
+	return d
+}
+
+// unmarshalsItself reports whether json.Unmarshal would hand a value of
+// type t (addressable, so with *t's methods) to its own method.
+func unmarshalsItself(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return t.Implements(jsonUnmarshalerType) || p.Implements(jsonUnmarshalerType) ||
+		t.Implements(textUnmarshalerType) || p.Implements(textUnmarshalerType)
+}
+
+// hasOption reports whether a tag's comma-separated options hold opt.
+func hasOption(opts, opt string) bool {
+	for opts != "" {
+		var o string
+		o, opts, _ = strings.Cut(opts, ",")
+		if o == opt {
+			return true
+		}
+	}
+	return false
+}
+
+// isValidTag is encoding/json's test of a tag's name: a name it does not
+// take leaves the field under its Go name.
+func isValidTag(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		switch {
+		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
+		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
+			return false
+		}
+	}
+	return true
+}
+
+// decode decodes data into the struct at p, which must be the zero value
+// of the decoder's type; false means it has not, and p must be discarded
+// (some fields may be set).
+func (d *flatDecoder) decode(data []byte, p unsafe.Pointer) bool {
+	s := jsonscan.Scanner{Data: data}
+	s.Space()
+	if !s.Consume('{') {
+		return false
+	}
+	s.Space()
+	if s.Consume('}') {
+		return s.AtEnd()
+	}
+	for {
+		s.Space()
+		key, plain, ok := s.String()
+		if !ok || !plain {
+			return false
+		}
+		f, ok := d.fields[string(key)]
+		if !ok || f.kind == reflect.Invalid {
+			return false
+		}
+		s.Space()
+		if !s.Consume(':') {
+			return false
+		}
+		s.Space()
+		if !f.set(&s, unsafe.Add(p, f.off)) {
+			return false
+		}
+		s.Space()
+		if s.Consume('}') {
+			return s.AtEnd()
+		}
+		if !s.Consume(',') {
+			return false
+		}
+	}
+}
+
+// set reads the value at s's position into the field at p.
+func (f flatField) set(s *jsonscan.Scanner, p unsafe.Pointer) bool {
+	switch f.kind {
+	case reflect.String:
+		raw, plain, ok := s.String()
+		if !ok {
+			return false
+		}
+		if !plain && !verbatim(raw) {
+			return false
+		}
+		*(*string)(p) = string(raw)
+		return true
+	case reflect.Bool:
+		switch {
+		case s.Literal("true"):
+			*(*bool)(p) = true
+		case s.Literal("false"):
+			*(*bool)(p) = false
+		default:
+			return false
+		}
+		return true
+	}
+	tok, integer, ok := s.Number()
+	if !ok {
+		return false
+	}
+	text := unsafe.String(unsafe.SliceData(tok), len(tok)) // not kept: on an error it is dropped
+	switch f.kind {
+	case reflect.Float64, reflect.Float32:
+		bits := 64
+		if f.kind == reflect.Float32 {
+			bits = 32
+		}
+		n, err := strconv.ParseFloat(text, bits)
+		if err != nil {
+			return false
+		}
+		if bits == 32 {
+			*(*float32)(p) = float32(n)
+		} else {
+			*(*float64)(p) = n
+		}
+		return true
+	}
+	if !integer { // json.Unmarshal refuses a fraction or an exponent for an integer
+		return false
+	}
+	if reflect.Uint <= f.kind && f.kind <= reflect.Uint64 {
+		n, err := strconv.ParseUint(text, 10, 64)
+		if err != nil {
+			return false
+		}
+		return setUint(f.kind, p, n)
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil {
+		return false
+	}
+	return setInt(f.kind, p, n)
+}
+
+// verbatim reports whether a JSON string's raw bytes are its value as
+// json.Unmarshal decodes it: no escapes, and valid UTF-8 (which it would
+// otherwise replace).
+func verbatim(raw []byte) bool {
+	for _, c := range raw {
+		if c == '\\' {
+			return false
+		}
+	}
+	return utf8.Valid(raw)
+}
+
+func setInt(kind reflect.Kind, p unsafe.Pointer, n int64) bool {
+	switch kind {
+	case reflect.Int8:
+		if n < math.MinInt8 || n > math.MaxInt8 {
+			return false
+		}
+		*(*int8)(p) = int8(n)
+	case reflect.Int16:
+		if n < math.MinInt16 || n > math.MaxInt16 {
+			return false
+		}
+		*(*int16)(p) = int16(n)
+	case reflect.Int32:
+		if n < math.MinInt32 || n > math.MaxInt32 {
+			return false
+		}
+		*(*int32)(p) = int32(n)
+	case reflect.Int:
+		if n < math.MinInt || n > math.MaxInt {
+			return false
+		}
+		*(*int)(p) = int(n)
+	default:
+		*(*int64)(p) = n
+	}
+	return true
+}
+
+func setUint(kind reflect.Kind, p unsafe.Pointer, n uint64) bool {
+	switch kind {
+	case reflect.Uint8:
+		if n > math.MaxUint8 {
+			return false
+		}
+		*(*uint8)(p) = uint8(n)
+	case reflect.Uint16:
+		if n > math.MaxUint16 {
+			return false
+		}
+		*(*uint16)(p) = uint16(n)
+	case reflect.Uint32:
+		if n > math.MaxUint32 {
+			return false
+		}
+		*(*uint32)(p) = uint32(n)
+	case reflect.Uint:
+		if n > math.MaxUint {
+			return false
+		}
+		*(*uint)(p) = uint(n)
+	default:
+		*(*uint64)(p) = n
+	}
+	return true
+}
