@@ -108,24 +108,25 @@ func normalise(v any, err error, limit int64) Output {
 	if err != nil {
 		return ErrorOutput(err.Error())
 	}
+	size := int64(0)
 	if limit > 0 {
-		if n := sizeAtLeast(v, limit); n > limit {
-			return tooLarge(n, limit, true)
+		if size = sizeAtLeast(v, limit); size > limit {
+			return tooLarge(size, limit, true)
 		}
 	}
-	out := normaliseValue(v)
+	out := normaliseValue(v, int(size))
 	if limit > 0 && int64(len(out.Result)) > limit {
 		return tooLarge(int64(len(out.Result)), limit, false)
 	}
 	return out
 }
 
-// normaliseValue encodes what a handler returned.
-func normaliseValue(v any) Output {
+// normaliseValue encodes what a handler returned; size is a lower bound of
+// its length when known (0: not).
+func normaliseValue(v any, size int) Output {
 	switch v := v.(type) {
 	case string:
-		b, _ := json.Marshal(v)
-		return Output{Result: b}
+		return Output{Result: appendJSONString(make([]byte, 0, max(size+size/8, len(v)+2)), v)}
 	case Result:
 		return normaliseResult(&v)
 	case *Result:
@@ -138,6 +139,9 @@ func normaliseValue(v any) Output {
 			return ErrorOutput("the tool returned a json.RawMessage that is not valid JSON")
 		}
 		return Output{Result: v}
+	}
+	if b, ok := appendJSON(make([]byte, 0, max(size+size/8, 64)), v, 0); ok {
+		return Output{Result: b}
 	}
 	b, merr := json.Marshal(v)
 	if merr != nil {
