@@ -20,10 +20,10 @@ import (
 // takes only what it can decode exactly as json.Unmarshal would: every key
 // one of the struct's JSON names as it is (no escapes, no case folding),
 // every value a string without escapes, a boolean, or a number that fits
-// its field. On anything else — another key, an escape, null, a nested
-// value, a type json.Unmarshal would refuse, a number out of range — it
-// says so, and the caller decodes with json.Unmarshal, which then decides
-// and explains as it always has.
+// its field, and no key twice. On anything else — another key, an escape,
+// null, a nested value, a type json.Unmarshal would refuse, a number out
+// of range, a repeated key — it says so, and the caller checks and decodes
+// as it always has. So an input it takes has no repeated key anywhere.
 type flatDecoder struct {
 	fields map[string]flatField // by JSON name
 }
@@ -34,6 +34,7 @@ type flatDecoder struct {
 type flatField struct {
 	off  uintptr
 	kind reflect.Kind
+	bit  uint64 // the field's bit in a mask of the fields seen
 }
 
 var (
@@ -45,12 +46,14 @@ var (
 // newFlatDecoder returns the flat decoder of struct type t, or nil when t
 // is not flat: not a struct, a struct with its own unmarshalling, with an
 // embedded field (whose fields json.Unmarshal promotes), with a field
-// tagged ",string", or two fields of one JSON name.
+// tagged ",string", with two fields of one JSON name, or with more than 64
+// fields it could decode.
 func newFlatDecoder(t reflect.Type) *flatDecoder {
 	if t.Kind() != reflect.Struct || unmarshalsItself(t) {
 		return nil
 	}
 	d := &flatDecoder{fields: make(map[string]flatField, t.NumField())}
+	bits := 0
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if f.Anonymous {
@@ -84,7 +87,15 @@ func newFlatDecoder(t reflect.Type) *flatDecoder {
 		default:
 			kind = reflect.Invalid
 		}
-		d.fields[name] = flatField{off: f.Offset, kind: kind}
+		field := flatField{off: f.Offset, kind: kind}
+		if kind != reflect.Invalid {
+			if bits == 64 {
+				return nil
+			}
+			field.bit = 1 << bits
+			bits++
+		}
+		d.fields[name] = field
 	}
 	return d
 }
@@ -138,6 +149,7 @@ func (d *flatDecoder) decode(data []byte, p unsafe.Pointer) bool {
 	if s.Consume('}') {
 		return s.AtEnd()
 	}
+	var seen uint64
 	for {
 		s.Space()
 		key, plain, ok := s.String()
@@ -145,9 +157,10 @@ func (d *flatDecoder) decode(data []byte, p unsafe.Pointer) bool {
 			return false
 		}
 		f, ok := d.fields[string(key)]
-		if !ok || f.kind == reflect.Invalid {
+		if !ok || f.kind == reflect.Invalid || seen&f.bit != 0 {
 			return false
 		}
+		seen |= f.bit
 		s.Space()
 		if !s.Consume(':') {
 			return false

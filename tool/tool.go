@@ -88,9 +88,12 @@ type Tool struct {
 
 	// decode decodes valid input into a *In, the handler's input type;
 	// handler, approval and exclusive keys take that *In.
-	decode  func(json.RawMessage) (any, error)
-	handler func(context.Context, *Call, any) (any, error)
-	output  *compiledSchema // nil: no declared output (output.go)
+	decode func(json.RawMessage) (any, error)
+	// decodeFlat, when In is flat (flatdecode.go), decodes input of its
+	// usual shape faster; false: decode (and its checks) must.
+	decodeFlat func(json.RawMessage) (any, bool)
+	handler    func(context.Context, *Call, any) (any, error)
+	output     *compiledSchema // nil: no declared output (output.go)
 }
 
 // Info describes a tool to people, models and programs.
@@ -218,17 +221,16 @@ func newServer[In, Out any](name, pos string, cfg Config, handler Handler[In, Ou
 			return nil, fmt.Errorf("tool %s: Config.InputSchema is only for json.RawMessage input; the schema of %s is inferred", name, in)
 		}
 		schema = SchemaOf[In]()
-		flat := newFlatDecoder(in)
 		t.decode = func(raw json.RawMessage) (any, error) {
 			v := new(In) // a pointer goes into the interface as it is: one allocation, not two
-			if flat != nil {
-				if flat.decode(raw, unsafe.Pointer(v)) {
-					return v, nil
-				}
-				v = new(In) // what the flat decoder may have set is dropped
-			}
 			err := json.Unmarshal(raw, v)
 			return v, err
+		}
+		if flat := newFlatDecoder(in); flat != nil {
+			t.decodeFlat = func(raw json.RawMessage) (any, bool) {
+				v := new(In)
+				return v, flat.decode(raw, unsafe.Pointer(v))
+			}
 		}
 	}
 	if t.schema, err = schema.compile(); err != nil {

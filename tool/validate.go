@@ -61,10 +61,18 @@ func (t *Tool) Validate(raw json.RawMessage) (*Input, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
 	}
+	fast := t.schema.fast != nil && t.schema.fast.valid(raw)
+	if fast && t.decodeFlat != nil {
+		// An input the flat decoder takes has no repeated key: the scan
+		// for them is not needed.
+		if v, ok := t.decodeFlat(raw); ok {
+			return &Input{tool: t, raw: bytes.Clone(raw), value: v}, nil
+		}
+	}
 	if err := t.duplicateKeys(raw); err != nil {
 		return nil, err
 	}
-	if t.schema.fast != nil && t.schema.fast.valid(raw) {
+	if fast {
 		return t.decodeValid(raw)
 	}
 	return t.validateFully(raw)
