@@ -53,8 +53,8 @@ type CallOptions struct {
 // workspace under <StateRoot>/tool-calls/<callId> (removed when the call
 // returns, whatever happened), and the outcome carries the normalised result.
 //
-// input is raw JSON (json.RawMessage or []byte) or any value that encodes to
-// a JSON object, such as a map or the tool's input struct.
+// input is raw JSON (json.RawMessage, a pointer to one, or []byte) or any
+// value that encodes to a JSON object, such as a map or the input struct.
 //
 // A handler's error, panic or timeout is an Outcome with IsError set, not an
 // error. An error is an [*api.Error] when the call did not run — unknown
@@ -135,6 +135,10 @@ func inputJSON(input any) (json.RawMessage, error) {
 	switch v := input.(type) {
 	case json.RawMessage:
 		return v, nil
+	case *json.RawMessage:
+		if v != nil {
+			return *v, nil
+		}
 	case []byte:
 		return v, nil
 	case nil:

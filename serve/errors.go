@@ -36,7 +36,13 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 
 // readLimited reads a request body, refusing one over the limit.
 func (s *Server) readLimited(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body, err := readAll(http.MaxBytesReader(w, r.Body, s.maxBody), r.ContentLength, s.maxBody)
+	body := r.Body
+	if r.ContentLength < 0 || r.ContentLength > s.maxBody {
+		// A declared length within the limit needs no other: the body
+		// ends there.
+		body = http.MaxBytesReader(w, r.Body, s.maxBody)
+	}
+	data, err := readAll(body, r.ContentLength, s.maxBody)
 	if err != nil {
 		var (
 			tooBig  *http.MaxBytesError
@@ -50,7 +56,7 @@ func (s *Server) readLimited(w http.ResponseWriter, r *http.Request) ([]byte, er
 		}
 		return nil, api.Errorf(api.CodeBadRequest, "reading request body: %w", err)
 	}
-	return body, nil
+	return data, nil
 }
 
 // preread reads r's body whole before any handler runs, within the body
@@ -70,14 +76,16 @@ func (s *Server) preread(w http.ResponseWriter, r *http.Request) (*prereadBody, 
 		rc.SetReadDeadline(time.Time{})
 	}
 	r.ContentLength = int64(len(data))
-	return &prereadBody{Reader: bytes.NewReader(data), data: data}, nil
+	b := &prereadBody{data: data}
+	b.Reset(data)
+	return b, nil
 }
 
 // prereadBody is a request body read by ServeHTTP; readBody takes its
 // bytes as they are, and it reads as any body for other uses.
 type prereadBody struct {
-	*bytes.Reader
-	data []byte
+	bytes.Reader // of data; one allocation with it
+	data         []byte
 }
 
 func (*prereadBody) Close() error { return nil }
@@ -154,10 +162,12 @@ func parseCallRequest(body []byte) (api.CallRequest, error) {
 			if string(value) == "null" {
 				return nil
 			}
-			if err := json.Unmarshal(value, &req.SessionID); err != nil {
+			var id string // not req.SessionID: its address would move req to the heap on every call
+			if err := json.Unmarshal(value, &id); err != nil {
 				fieldErr = malformed("sessionId must be a string")
 				return fieldErr
 			}
+			req.SessionID = id
 		default:
 			fieldErr = malformed("unknown field %s: only input and sessionId are allowed", quoteKey(key))
 			return fieldErr

@@ -47,14 +47,16 @@ func (s *Server) callToolOnce(w http.ResponseWriter, r *http.Request) {
 		st = &callStream{w: w, timeout: s.streamWrite}
 		opts.Progress = st.event
 	}
+	dc := &directCall{input: req.Input}
 	var late *overrun
 	if st == nil && req.SessionID == "" {
 		// The handler runs on this goroutine; if it outlasts its timeout,
 		// late answers from the watchdog's.
-		late = &overrun{w: w}
+		late = &dc.late
+		late.w = w
 		opts.Overrun = late.answer
 	}
-	out, err := s.host.CallTool(r.Context(), s.toolName(r), req.Input, opts)
+	out, err := s.host.CallTool(r.Context(), s.toolName(r), &dc.input, opts)
 	if late != nil && late.sent.Load() {
 		return // answered already
 	}
@@ -62,7 +64,22 @@ func (s *Server) callToolOnce(w http.ResponseWriter, r *http.Request) {
 		st.finish(s, out, err)
 		return
 	}
+	if err == nil {
+		dc.id[0] = out.CallID
+		w.Header()[CallIDHeader] = dc.id[:]
+		writeOutcome(w, out)
+		return
+	}
 	s.answerCall(w, out, err)
+}
+
+// directCall is what handling a direct call needs beyond its options, in
+// one allocation: the overrun answer, the input (boxed as a pointer, which
+// takes no allocation of its own), and the call id header's value.
+type directCall struct {
+	late  overrun
+	input json.RawMessage
+	id    [1]string
 }
 
 // answerCall writes a direct call's answer: its outcome, 202 for a call
