@@ -29,6 +29,12 @@
 // and normalises what it returned into an [Output]. The host package wraps
 // both into direct calls with call ids and scratch workspaces.
 //
+// Decoding and encoding give exactly what encoding/json gives. The usual
+// input — a struct of strings, booleans and numbers, sent with its JSON
+// names — is decoded without reflection, and so is the usual free-form
+// result encoded (maps, slices, strings, booleans, numbers); everything
+// else goes through json.Unmarshal and json.Marshal.
+//
 // # Goroutines
 //
 // A handler that does work concurrently starts its goroutines with

@@ -172,3 +172,35 @@ func TestFlatDecodeThroughValidate(t *testing.T) {
 		t.Errorf("a repeated key: %v", err)
 	}
 }
+
+// BenchmarkDecodeInput: a tool's usual input decoded by the flat decoder
+// and by json.Unmarshal.
+func BenchmarkDecodeInput(b *testing.B) {
+	type input struct {
+		PRURL  string  `json:"prUrl"`
+		Repo   string  `json:"repo"`
+		Number int     `json:"number"`
+		Draft  bool    `json:"draft"`
+		Weight float64 `json:"weight"`
+	}
+	data := []byte(`{"prUrl":"https://github.com/acme/checkout/pull/42","repo":"acme/checkout","number":42,"draft":false,"weight":0.5}`)
+	d := newFlatDecoder(reflect.TypeFor[input]())
+	b.Run("flat", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			v := new(input)
+			if !d.decode(data, unsafe.Pointer(v)) {
+				b.Fatal("not taken")
+			}
+		}
+	})
+	b.Run("json.Unmarshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			v := new(input)
+			if err := json.Unmarshal(data, v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
