@@ -37,7 +37,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 // readLimited reads a request body, refusing one over the limit.
 func (s *Server) readLimited(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	body := r.Body
-	if r.ContentLength < 0 || r.ContentLength > s.maxBody {
+	if r.ContentLength <= 0 || r.ContentLength > s.maxBody {
 		// A declared length within the limit needs no other: the body
 		// ends there.
 		body = http.MaxBytesReader(w, r.Body, s.maxBody)

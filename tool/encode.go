@@ -102,6 +102,18 @@ func appendJSON(b []byte, v any, depth int) ([]byte, bool) {
 	return b, false
 }
 
+// encodable reports whether appendJSON may take v: whether v is of a type
+// it encodes (what v holds may still not be), so that a buffer is made only
+// for those.
+func encodable(v any) bool {
+	switch v.(type) {
+	case nil, string, bool, int, int64, int32, uint, uint64, float64, float32,
+		[]string, []any, map[string]any, map[string]string:
+		return true
+	}
+	return false
+}
+
 // sortedKeys returns m's keys in json.Marshal's order, appended to keys
 // (the caller's, on its stack, for a small map).
 func sortedKeys[V any](m map[string]V, keys []string) []string {

@@ -67,6 +67,9 @@ func FuzzAppendJSON(f *testing.F) {
 		var v any
 		if json.Unmarshal(doc, &v) == nil {
 			checkAppendJSON(t, v)
+			if want, err := json.Marshal(v); err == nil && sizeAtLeast(v, math.MaxInt64) > int64(len(want)) {
+				t.Fatalf("%s: counted %d bytes, json.Marshal writes %d", want, sizeAtLeast(v, math.MaxInt64), len(want))
+			}
 		}
 		checkAppendJSON(t, s)
 		checkAppendJSON(t, map[string]any{s: x, "n": n, "f": float32(x), "l": []string{s}})
@@ -95,4 +98,58 @@ func BenchmarkEncodeResult(b *testing.B) {
 			}
 		}
 	})
+}
+
+type sizeInner struct {
+	X string `json:"x"`
+}
+
+type sizeOuter struct {
+	sizeInner
+	*sizeInner2
+	LongGoName  string            `json:"n"`
+	Skipped     string            `json:"-"`
+	Empty       string            `json:"e,omitempty"`
+	Zero        sizeInner         `json:"z,omitzero"`
+	NilPtr      *int              `json:"p,omitempty"`
+	Keep        []int             `json:"k"`
+	EmptySlice  []int             `json:"es,omitempty"`
+	IntKeys     map[int]string    `json:"ik"`
+	Raw         json.RawMessage   `json:"raw"`
+	Inner       sizeInner         `json:"inner"`
+	Untagged    bool
+	hidden      string
+	Arr         [3]int8           `json:"arr"`
+	Any         any               `json:"any,omitempty"`
+	StrKeys     map[string]string `json:"sk,omitempty"`
+}
+
+type sizeInner2 struct{ Y int }
+
+// TestSizeIsALowerBound: the walk that refuses a result before it is
+// encoded never counts more than json.Marshal writes, so a result within
+// the cap is never refused; and for the usual values it is exact.
+func TestSizeIsALowerBound(t *testing.T) {
+	values := append([]any{}, encodeValues...)
+	values = append(values,
+		sizeOuter{}, sizeOuter{LongGoName: "v", Empty: "x", Keep: []int{1, 2}, IntKeys: map[int]string{1: "a", 22: "b"},
+			Raw: json.RawMessage(" { \"a\" :\n 1 } "), Untagged: true, Any: []any{"x"}, StrKeys: map[string]string{"a": "b"}},
+		&sizeOuter{sizeInner2: &sizeInner2{Y: 3}}, []sizeOuter{{}, {}}, map[string]sizeInner{"a": {}}, []*int{nil},
+		json.RawMessage("  [1, 2]  "), [][]string{{"a", "b"}, {}}, map[string][]byte{"b": []byte("xyz")})
+	for _, v := range values {
+		want, err := json.Marshal(v)
+		if err != nil {
+			continue
+		}
+		if n := sizeAtLeast(v, math.MaxInt64); n > int64(len(want)) {
+			t.Errorf("%#v: counted %d bytes, json.Marshal writes %d: %s", v, n, len(want), want)
+		}
+	}
+	for _, v := range []any{"plain", map[string]any{"a": "b", "c": []string{"d", "e"}, "f": map[string]string{"g": "h"}, "i": []any{"j", nil}},
+		[]string{}, map[string]any{}, []sizeInner{{X: "a"}, {X: "b"}}} {
+		want, _ := json.Marshal(v)
+		if n := sizeAtLeast(v, math.MaxInt64); n != int64(len(want)) {
+			t.Errorf("%#v: counted %d bytes, json.Marshal writes %d: %s", v, n, len(want), want)
+		}
+	}
 }

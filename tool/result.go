@@ -140,8 +140,10 @@ func normaliseValue(v any, size int) Output {
 		}
 		return Output{Result: v}
 	}
-	if b, ok := appendJSON(make([]byte, 0, max(size+size/8, 64)), v, 0); ok {
-		return Output{Result: b}
+	if encodable(v) {
+		if b, ok := appendJSON(make([]byte, 0, max(size+size/8, 64)), v, 0); ok {
+			return Output{Result: b}
+		}
 	}
 	b, merr := json.Marshal(v)
 	if merr != nil {
