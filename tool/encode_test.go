@@ -107,21 +107,21 @@ type sizeInner struct {
 type sizeOuter struct {
 	sizeInner
 	*sizeInner2
-	LongGoName  string            `json:"n"`
-	Skipped     string            `json:"-"`
-	Empty       string            `json:"e,omitempty"`
-	Zero        sizeInner         `json:"z,omitzero"`
-	NilPtr      *int              `json:"p,omitempty"`
-	Keep        []int             `json:"k"`
-	EmptySlice  []int             `json:"es,omitempty"`
-	IntKeys     map[int]string    `json:"ik"`
-	Raw         json.RawMessage   `json:"raw"`
-	Inner       sizeInner         `json:"inner"`
-	Untagged    bool
-	hidden      string
-	Arr         [3]int8           `json:"arr"`
-	Any         any               `json:"any,omitempty"`
-	StrKeys     map[string]string `json:"sk,omitempty"`
+	LongGoName string          `json:"n"`
+	Skipped    string          `json:"-"`
+	Empty      string          `json:"e,omitempty"`
+	Zero       sizeInner       `json:"z,omitzero"`
+	NilPtr     *int            `json:"p,omitempty"`
+	Keep       []int           `json:"k"`
+	EmptySlice []int           `json:"es,omitempty"`
+	IntKeys    map[int]string  `json:"ik"`
+	Raw        json.RawMessage `json:"raw"`
+	Inner      sizeInner       `json:"inner"`
+	Untagged   bool
+	hidden     string
+	Arr        [3]int8           `json:"arr"`
+	Any        any               `json:"any,omitempty"`
+	StrKeys    map[string]string `json:"sk,omitempty"`
 }
 
 type sizeInner2 struct{ Y int }
