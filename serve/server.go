@@ -29,6 +29,7 @@ import (
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/internal/textlog"
 )
 
 // Defaults of [Options].
@@ -257,15 +258,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.logger.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
+	now, callID := time.Now(), ""
+	if id := rec.Header()[CallIDHeader]; len(id) == 1 {
+		callID = id[0]
+	}
+	if h, ok := s.logger.Handler().(*textlog.Handler); ok {
+		// agent-sdk serve's handler writes the line without a record.
+		_ = h.Request(now, r.Method, r.URL.Path, rec.status, now.Sub(start), callID)
+		return
+	}
 	// The record is handed to the handler directly, as LogAttrs would,
 	// without the caller's program counter: LogAttrs takes it with
 	// runtime.Callers on every request, for a source position (serve's own)
 	// that tells nobody anything.
-	rl := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	rl := slog.NewRecord(now, slog.LevelInfo, "request", 0)
 	rl.AddAttrs(slog.String("method", r.Method), slog.String("path", r.URL.Path),
-		slog.Int("status", rec.status), slog.Duration("duration", rl.Time.Sub(start)))
-	if id := rec.Header()[CallIDHeader]; len(id) == 1 {
-		rl.AddAttrs(slog.String("call_id", id[0]))
+		slog.Int("status", rec.status), slog.Duration("duration", now.Sub(start)))
+	if callID != "" {
+		rl.AddAttrs(slog.String("call_id", callID))
 	}
 	_ = s.logger.Handler().Handle(ctx, rl) // as LogAttrs, which drops the handler's error
 }

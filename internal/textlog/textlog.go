@@ -67,6 +67,35 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	return err
 }
 
+// Request writes the line of a record at level Info with message "request"
+// and the attributes method, path, status, duration and, when callID is
+// not empty, call_id, exactly as Handle writes such a record: a host's
+// request line, without building the record.
+func (h *Handler) Request(t time.Time, method, path string, status int, d time.Duration, callID string) error {
+	bp := buffers.Get().(*[]byte)
+	b := append((*bp)[:0], "time="...)
+	b = appendRFC3339Millis(b, t.Round(0))
+	b = append(b, " level=INFO msg=request method="...)
+	b = appendString(b, method)
+	b = append(b, " path="...)
+	b = appendString(b, path)
+	b = append(b, " status="...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, " duration="...)
+	b = append(b, d.String()...)
+	if callID != "" {
+		b = append(b, " call_id="...)
+		b = appendString(b, callID)
+	}
+	b = append(b, '\n')
+	_, err := h.w.Write(b)
+	if cap(b) <= 16<<10 {
+		*bp = b
+		buffers.Put(bp)
+	}
+	return err
+}
+
 // appendRecord appends r's line to b; false if an attribute is of a kind
 // it leaves to slog.
 func appendRecord(b []byte, r slog.Record) ([]byte, bool) {

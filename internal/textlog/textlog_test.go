@@ -112,3 +112,44 @@ func BenchmarkRequestLine(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// Request writes what slog's text handler writes for the request record.
+func TestRequestAsSlog(t *testing.T) {
+	now := time.Date(2026, 11, 30, 10, 23, 41, 999_999_999, time.UTC)
+	local := time.Date(2026, 11, 30, 10, 23, 41, 5_000_000, time.FixedZone("X", 3600)).Add(time.Hour * 24 * 400)
+	for _, c := range []struct {
+		t                    time.Time
+		method, path, callID string
+		status               int
+		d                    time.Duration
+	}{
+		{now, "POST", "/quickstart/v1/tools/inspect_pr", "tool_inspect_pr_abc", 200, 93 * time.Microsecond},
+		{now, "GET", "/quickstart/v1/tools", "", 401, 0},
+		{local, "POST", "/a b/=\"x\"", "id with space", 500, 90*time.Minute + 7*time.Millisecond},
+		{now.Add(time.Nanosecond), "", "", "", 0, -time.Second},
+		{time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC), "PUT", "/é\x01", "x", 204, 999 * time.Nanosecond},
+	} {
+		var got, want bytes.Buffer
+		if err := New(&got).Request(c.t, c.method, c.path, c.status, c.d, c.callID); err != nil {
+			t.Fatal(err)
+		}
+		attrs := []slog.Attr{slog.String("method", c.method), slog.String("path", c.path), slog.Int("status", c.status), slog.Duration("duration", c.d)}
+		if c.callID != "" {
+			attrs = append(attrs, slog.String("call_id", c.callID))
+		}
+		if err := slog.NewTextHandler(&want, nil).Handle(context.Background(), record(c.t, slog.LevelInfo, "request", attrs...)); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("Request:\n%q\nslog's:\n%q", got.String(), want.String())
+		}
+	}
+}
+
+func BenchmarkRequest(b *testing.B) {
+	h, now := New(discard{}), time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		h.Request(now, "POST", "/quickstart/v1/tools/inspect_pr", 200, 93*time.Microsecond, "tool_inspect_pr_abcdefghijklmnop")
+	}
+}
