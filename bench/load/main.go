@@ -137,6 +137,7 @@ import (
 	"github.com/agentsdk/agentsdk/agentmain"
 	"github.com/agentsdk/agentsdk/bench/internal/harness"
 	_ "github.com/agentsdk/agentsdk/examples/quickstart/agent/tools"
+	"github.com/agentsdk/agentsdk/internal/barehandler"
 	"github.com/agentsdk/agentsdk/store/postgres"
 )
 
@@ -284,28 +285,11 @@ func runSDK(storeArg, profilePath string) int {
 }
 
 func runBare(profilePath string) int {
-	if err := harness.Serve(http.HandlerFunc(bare), "-", profilePath); err != nil {
+	if err := harness.Serve(http.HandlerFunc(barehandler.ServeHTTP), "-", profilePath); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return 0
-}
-
-// bare is what a Go program without the SDK would write: decode, run the
-// same logic as inspect_pr, encode.
-func bare(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Input struct {
-			PRURL string `json:"prUrl"`
-		} `json:"input"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	result := map[string]any{"prUrl": req.Input.PRURL, "checks": []string{"unit", "lint"}, "ready": true}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"ok": true, "result": result})
 }
 
 // child is a server process and the endpoint measured on it.

@@ -2,13 +2,13 @@ package tools
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	"github.com/agentsdk/agentsdk/internal/barehandler"
 	"github.com/agentsdk/agentsdk/internal/textlog"
 	"github.com/agentsdk/agentsdk/serve"
 )
@@ -22,13 +22,26 @@ func BenchmarkServeDirectCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchServe(b, srv)
+}
+
+// BenchmarkServeDirectCallBare is BenchmarkServeDirectCall's yardstick:
+// the same requests and recorder, served by bench/load's bare handler (no
+// auth, validation, envelope or log), so that the difference of the two is
+// what the serve host adds to a call in process.
+func BenchmarkServeDirectCallBare(b *testing.B) {
+	benchServe(b, http.HandlerFunc(barehandler.ServeHTTP))
+}
+
+// benchServe measures h answering a direct call of inspect_pr.
+func benchServe(b *testing.B, h http.Handler) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r := httptest.NewRequest("POST", "/quickstart/v1/tools/inspect_pr", bytes.NewReader(benchBody))
 		r.Header.Set("Authorization", "Bearer bench-token")
 		r.Header.Set("Content-Type", "application/json")
 		w := httptest.NewRecorder()
-		srv.ServeHTTP(w, r)
+		h.ServeHTTP(w, r)
 		if w.Code != http.StatusOK {
 			b.Fatal(w.Code, w.Body.String())
 		}
@@ -36,37 +49,3 @@ func BenchmarkServeDirectCall(b *testing.B) {
 }
 
 var benchBody = []byte(`{"input":` + string(benchInput) + `}`)
-
-// BenchmarkServeDirectCallBare is BenchmarkServeDirectCall's yardstick:
-// the same requests and recorder, served by bench/load's bare handler (no
-// auth, validation, envelope or log), so that the difference of the two is
-// what the serve host adds to a call in process.
-func BenchmarkServeDirectCallBare(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		r := httptest.NewRequest("POST", "/quickstart/v1/tools/inspect_pr", bytes.NewReader(benchBody))
-		r.Header.Set("Authorization", "Bearer bench-token")
-		r.Header.Set("Content-Type", "application/json")
-		w := httptest.NewRecorder()
-		bareHandler(w, r)
-		if w.Code != http.StatusOK {
-			b.Fatal(w.Code, w.Body.String())
-		}
-	}
-}
-
-// bareHandler is bench/load's bare handler.
-func bareHandler(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Input struct {
-			PRURL string `json:"prUrl"`
-		} `json:"input"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	result := map[string]any{"prUrl": req.Input.PRURL, "checks": []string{"unit", "lint"}, "ready": true}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"ok": true, "result": result})
-}
