@@ -16,7 +16,7 @@ func (encodeNamed) MarshalJSON() ([]byte, error) { return []byte(`"named"`), nil
 var encodeValues = []any{
 	nil, "", "plain", "héllo ☃", "<a href='x'>&amp;</a>", "tab\tnew\nline\rcr\bbs\fff", "\x00\x01\x1f\x7f", "quote\" back\\",
 	"bad \xff utf8 \xc3", "\u2028\u2029", "\ufffd", true, false, 0, -1, math.MaxInt64, int64(math.MinInt64), int32(-7), uint(7),
-	uint64(math.MaxUint64), 0.0, -0.0, 1.5, 1e20, 1e21, 1e-6, 1e-7, 123456789.125, math.MaxFloat64, math.SmallestNonzeroFloat64,
+	uint64(math.MaxUint64), 0.0, math.Copysign(0, -1), 1.5, 1e20, 1e21, 1e-6, 1e-7, 123456789.125, math.MaxFloat64, math.SmallestNonzeroFloat64,
 	float32(1e21), float32(1e-7), float32(3.14), float32(16777216), math.Inf(1), math.NaN(), float32(math.Inf(-1)),
 	[]string(nil), []string{}, []string{"a", "<b>"}, []any(nil), []any{}, []any{1.0, "x", nil, []any{true}},
 	map[string]any(nil), map[string]any{}, map[string]any{"b": 1.0, "a": "x", "A": nil, "é": []string{"z"}, "<": map[string]string{"k": "v"}},
@@ -118,10 +118,11 @@ type sizeOuter struct {
 	Raw        json.RawMessage `json:"raw"`
 	Inner      sizeInner       `json:"inner"`
 	Untagged   bool
-	hidden     string
-	Arr        [3]int8           `json:"arr"`
-	Any        any               `json:"any,omitempty"`
-	StrKeys    map[string]string `json:"sk,omitempty"`
+	//lint:ignore U1000 an unexported field is what this one is for
+	hidden  string
+	Arr     [3]int8           `json:"arr"`
+	Any     any               `json:"any,omitempty"`
+	StrKeys map[string]string `json:"sk,omitempty"`
 }
 
 type sizeInner2 struct{ Y int }

@@ -37,9 +37,10 @@ type flatAll struct {
 	Text    flatText    `json:"text"`
 	Ptr     *string     `json:"ptr"`
 	Skipped string      `json:"-"`
-	Odd     string      `json:"a\\b"` // not a valid tag name: the field keeps its Go name
-	hidden  string
-	Any     any `json:"any"`
+	//lint:ignore SA5008 an invalid tag name is what this field is for: the field keeps its Go name
+	Odd    string `json:"a\\b"`
+	hidden string
+	Any    any `json:"any"`
 }
 
 // flatInputs are inputs each decoder must agree on.
@@ -103,6 +104,7 @@ func FuzzFlatDecode(f *testing.F) {
 }
 
 type flatEmbedded struct {
+	//lint:ignore U1000 an embedded field is what this type is for
 	flatMode
 	S string
 }
