@@ -41,66 +41,60 @@ func appendJSON(b []byte, v any, depth int) ([]byte, bool) {
 	case float32:
 		return appendJSONFloat(b, float64(v), 32)
 	case []string:
-		if v == nil {
-			return append(b, "null"...), true
-		}
-		b = append(b, '[')
-		for i, e := range v {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, e)
-		}
-		return append(b, ']'), true
+		return appendArray(b, v, appendStringValue)
 	case []any:
-		if v == nil {
-			return append(b, "null"...), true
-		}
-		b = append(b, '[')
-		for i, e := range v {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var ok bool
-			if b, ok = appendJSON(b, e, depth+1); !ok {
-				return b, false
-			}
-		}
-		return append(b, ']'), true
+		return appendArray(b, v, func(b []byte, e any) ([]byte, bool) { return appendJSON(b, e, depth+1) })
 	case map[string]any:
-		if v == nil {
-			return append(b, "null"...), true
-		}
-		b = append(b, '{')
-		var small [16]string
-		for i, k := range sortedKeys(v, small[:0]) {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(appendJSONString(b, k), ':')
-			var ok bool
-			if b, ok = appendJSON(b, v[k], depth+1); !ok {
-				return b, false
-			}
-		}
-		return append(b, '}'), true
+		return appendObject(b, v, func(b []byte, e any) ([]byte, bool) { return appendJSON(b, e, depth+1) })
 	case map[string]string:
-		if v == nil {
-			return append(b, "null"...), true
-		}
-		b = append(b, '{')
-		var small [16]string
-		for i, k := range sortedKeys(v, small[:0]) {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(appendJSONString(b, k), ':')
-			b = appendJSONString(b, v[k])
-		}
-		return append(b, '}'), true
+		return appendObject(b, v, appendStringValue)
 	}
 	return b, false
 }
+
+// appendArray appends s as a JSON array (nil: null), each element by
+// value; false as soon as value refuses one.
+func appendArray[V any](b []byte, s []V, value func([]byte, V) ([]byte, bool)) ([]byte, bool) {
+	if s == nil {
+		return append(b, "null"...), true
+	}
+	b = append(b, '[')
+	for i, e := range s {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var ok bool
+		if b, ok = value(b, e); !ok {
+			return b, false
+		}
+	}
+	return append(b, ']'), true
+}
+
+// appendObject appends m as a JSON object (nil: null) with its keys in
+// json.Marshal's order, each value by value; false as soon as value
+// refuses one.
+func appendObject[V any](b []byte, m map[string]V, value func([]byte, V) ([]byte, bool)) ([]byte, bool) {
+	if m == nil {
+		return append(b, "null"...), true
+	}
+	b = append(b, '{')
+	var small [16]string
+	for i, k := range sortedKeys(m, small[:0]) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(appendJSONString(b, k), ':')
+		var ok bool
+		if b, ok = value(b, m[k]); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+// appendStringValue is appendJSONString as an element's encoder.
+func appendStringValue(b []byte, s string) ([]byte, bool) { return appendJSONString(b, s), true }
 
 // encodable reports whether appendJSON may take v: whether v is of a type
 // it encodes (what v holds may still not be), so that a buffer is made only
