@@ -3,7 +3,6 @@ package tool
 import (
 	"encoding"
 	"encoding/json"
-	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -33,6 +32,7 @@ type flatDecoder struct {
 // pointer, a type with its own unmarshalling).
 type flatField struct {
 	off  uintptr
+	typ  reflect.Type
 	kind reflect.Kind
 	bit  uint64 // the field's bit in a mask of the fields seen
 }
@@ -87,7 +87,7 @@ func newFlatDecoder(t reflect.Type) *flatDecoder {
 		default:
 			kind = reflect.Invalid
 		}
-		field := flatField{off: f.Offset, kind: kind}
+		field := flatField{off: f.Offset, typ: f.Type, kind: kind}
 		if kind != reflect.Invalid {
 			if bits == 64 {
 				return nil
@@ -207,39 +207,33 @@ func (f flatField) set(s *jsonscan.Scanner, p unsafe.Pointer) bool {
 	if !ok {
 		return false
 	}
+	// As json.Unmarshal stores a number: parsed for the field's kind, and
+	// refused when reflect says it overflows the field.
 	text := unsafe.String(unsafe.SliceData(tok), len(tok)) // not kept: on an error it is dropped
-	switch f.kind {
-	case reflect.Float64, reflect.Float32:
-		bits := 64
-		if f.kind == reflect.Float32 {
-			bits = 32
-		}
-		n, err := strconv.ParseFloat(text, bits)
-		if err != nil {
+	v := reflect.NewAt(f.typ, p).Elem()
+	switch {
+	case f.kind == reflect.Float32 || f.kind == reflect.Float64:
+		n, err := strconv.ParseFloat(text, f.typ.Bits())
+		if err != nil || v.OverflowFloat(n) {
 			return false
 		}
-		if bits == 32 {
-			*(*float32)(p) = float32(n)
-		} else {
-			*(*float64)(p) = n
-		}
-		return true
-	}
-	if !integer { // json.Unmarshal refuses a fraction or an exponent for an integer
+		v.SetFloat(n)
+	case !integer: // json.Unmarshal refuses a fraction or an exponent for an integer
 		return false
-	}
-	if reflect.Uint <= f.kind && f.kind <= reflect.Uint64 {
+	case reflect.Uint <= f.kind && f.kind <= reflect.Uint64:
 		n, err := strconv.ParseUint(text, 10, 64)
-		if err != nil {
+		if err != nil || v.OverflowUint(n) {
 			return false
 		}
-		return setUint(f.kind, p, n)
+		v.SetUint(n)
+	default:
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil || v.OverflowInt(n) {
+			return false
+		}
+		v.SetInt(n)
 	}
-	n, err := strconv.ParseInt(text, 10, 64)
-	if err != nil {
-		return false
-	}
-	return setInt(f.kind, p, n)
+	return true
 }
 
 // verbatim reports whether a JSON string's raw bytes are its value as
@@ -252,60 +246,4 @@ func verbatim(raw []byte) bool {
 		}
 	}
 	return utf8.Valid(raw)
-}
-
-func setInt(kind reflect.Kind, p unsafe.Pointer, n int64) bool {
-	switch kind {
-	case reflect.Int8:
-		if n < math.MinInt8 || n > math.MaxInt8 {
-			return false
-		}
-		*(*int8)(p) = int8(n)
-	case reflect.Int16:
-		if n < math.MinInt16 || n > math.MaxInt16 {
-			return false
-		}
-		*(*int16)(p) = int16(n)
-	case reflect.Int32:
-		if n < math.MinInt32 || n > math.MaxInt32 {
-			return false
-		}
-		*(*int32)(p) = int32(n)
-	case reflect.Int:
-		if n < math.MinInt || n > math.MaxInt {
-			return false
-		}
-		*(*int)(p) = int(n)
-	default:
-		*(*int64)(p) = n
-	}
-	return true
-}
-
-func setUint(kind reflect.Kind, p unsafe.Pointer, n uint64) bool {
-	switch kind {
-	case reflect.Uint8:
-		if n > math.MaxUint8 {
-			return false
-		}
-		*(*uint8)(p) = uint8(n)
-	case reflect.Uint16:
-		if n > math.MaxUint16 {
-			return false
-		}
-		*(*uint16)(p) = uint16(n)
-	case reflect.Uint32:
-		if n > math.MaxUint32 {
-			return false
-		}
-		*(*uint32)(p) = uint32(n)
-	case reflect.Uint:
-		if n > math.MaxUint {
-			return false
-		}
-		*(*uint)(p) = uint(n)
-	default:
-		*(*uint64)(p) = n
-	}
-	return true
 }
