@@ -62,16 +62,12 @@ func newFlatDecoder(t reflect.Type) *flatDecoder {
 		if !f.IsExported() {
 			continue // json.Unmarshal leaves it alone
 		}
-		tag := f.Tag.Get("json")
-		if tag == "-" {
+		name, opts, _, ok := jsonName(f)
+		if !ok {
 			continue
 		}
-		name, opts, _ := strings.Cut(tag, ",")
 		if hasOption(opts, "string") {
 			return nil
-		}
-		if !isValidTag(name) {
-			name = f.Name
 		}
 		if _, dup := d.fields[name]; dup {
 			return nil // json.Unmarshal's rules for conflicting names are not copied here
@@ -106,6 +102,22 @@ func unmarshalsItself(t reflect.Type) bool {
 	p := reflect.PointerTo(t)
 	return t.Implements(jsonUnmarshalerType) || p.Implements(jsonUnmarshalerType) ||
 		t.Implements(textUnmarshalerType) || p.Implements(textUnmarshalerType)
+}
+
+// jsonName returns the name encoding/json gives struct field f — its
+// tag's, if that is a valid name, else its Go name — the tag's options, and
+// whether the tag named it; ok is false for a field tagged "-", which
+// encoding/json leaves out.
+func jsonName(f reflect.StructField) (name, opts string, tagged, ok bool) {
+	tag := f.Tag.Get("json")
+	if tag == "-" {
+		return "", "", false, false
+	}
+	name, opts, _ = strings.Cut(tag, ",")
+	if !isValidTag(name) {
+		return f.Name, opts, false, true
+	}
+	return name, opts, true, true
 }
 
 // hasOption reports whether a tag's comma-separated options hold opt.

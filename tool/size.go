@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strings"
 	"sync"
 )
 
@@ -240,22 +239,9 @@ func sizedFields(t reflect.Type) []sizedField {
 	var fs []sizedField
 	for i := range t.NumField() {
 		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
+		name, opts, tagged, ok := jsonName(f)
+		if !ok || !f.IsExported() || f.Anonymous && !tagged {
 			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if !isValidTag(name) {
-			name = ""
-		}
-		if f.Anonymous && name == "" || !f.IsExported() && !f.Anonymous {
-			continue
-		}
-		if !f.IsExported() {
-			continue // an unexported embedded type with a name of its own is left out too
-		}
-		if name == "" {
-			name = f.Name
 		}
 		fs = append(fs, sizedField{index: i, nameLen: len(name), optional: hasOption(opts, "omitempty") || hasOption(opts, "omitzero")})
 	}
