@@ -59,8 +59,14 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		buffers.Put(bp)
 		return h.std.Handle(ctx, r)
 	}
+	return h.write(bp, b)
+}
+
+// write writes the line b, built in the pooled buffer bp, and returns the
+// buffer to the pool, unless one long line grew it large.
+func (h *Handler) write(bp *[]byte, b []byte) error {
 	_, err := h.w.Write(b)
-	if cap(b) <= 16<<10 { // one long line does not keep a large buffer
+	if cap(b) <= 16<<10 {
 		*bp = b
 		buffers.Put(bp)
 	}
@@ -87,13 +93,7 @@ func (h *Handler) Request(t time.Time, method, path string, status int, d time.D
 		b = append(b, " call_id="...)
 		b = appendString(b, callID)
 	}
-	b = append(b, '\n')
-	_, err := h.w.Write(b)
-	if cap(b) <= 16<<10 {
-		*bp = b
-		buffers.Put(bp)
-	}
-	return err
+	return h.write(bp, append(b, '\n'))
 }
 
 // appendRecord appends r's line to b; false if an attribute is of a kind
