@@ -637,8 +637,6 @@ func (h *Host) converse(ctx context.Context, c api.EvalCase, sessionID string) (
 	if c.Message != "" {
 		msgs = []string{c.Message}
 	}
-	sub := h.Sessions().Subscribe(sessionID) // before the session exists: nothing is missed
-	defer sub.Close()
 	_, turnID, err := h.Sessions().Create(ctx, SessionOptions{Channel: evalChannel, Principal: evalPrincipal, Message: msgs[0], id: sessionID})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -647,31 +645,42 @@ func (h *Host) converse(ctx context.Context, c api.EvalCase, sessionID string) (
 		return nil, "", fmt.Errorf("creating the case's session: %w", err)
 	}
 	var evs []api.Event
-	for i, m := range msgs {
-		if i > 0 {
-			if turnID, err = h.sendEval(ctx, sessionID, m); err != nil {
-				return evs, "", err
-			}
-		}
-		end, err := h.awaitTurn(ctx, sub, sessionID, turnID, &evs)
+	var failed error
+	sent := 1
+	for e, err := range h.Sessions().Follow(ctx, sessionID, 0) {
 		if err != nil {
-			// Its turn goes no further (if the host is stopping, it is
-			// being cancelled already).
-			if cerr := h.Sessions().Cancel(context.WithoutCancel(ctx), sessionID); cerr != nil && !errors.Is(cerr, api.ErrNoRunningTurn) {
-				h.logger.Warn("cancelling an eval case's turn", "session", sessionID, "err", cerr)
-			}
-			return evs, "", err
+			failed = fmt.Errorf("reading the case's events: %w", err)
+			break
 		}
-		if end.Kind == api.KindTurnFailed {
-			fl, _ := api.Decode[api.TurnFailed](end)
+		evs = append(evs, e)
+		if e.TurnID != turnID || e.Kind != api.KindTurnCompleted && e.Kind != api.KindTurnFailed {
+			continue
+		}
+		if e.Kind == api.KindTurnFailed {
+			fl, _ := api.Decode[api.TurnFailed](e)
 			what := "the turn"
 			if len(msgs) > 1 {
-				what = fmt.Sprintf("turn %d of %d", i+1, len(msgs))
+				what = fmt.Sprintf("turn %d of %d", sent, len(msgs))
 			}
 			return evs, "", fmt.Errorf("%s failed: %s", what, fl.Reason)
 		}
+		if sent == len(msgs) {
+			return evs, turnID, nil
+		}
+		if turnID, err = h.sendEval(ctx, sessionID, msgs[sent]); err != nil {
+			return evs, "", err
+		}
+		sent++
 	}
-	return evs, turnID, nil
+	if failed == nil {
+		failed = context.Cause(ctx)
+	}
+	// Its turn goes no further (if the host is stopping, it is being
+	// cancelled already).
+	if cerr := h.Sessions().Cancel(context.WithoutCancel(ctx), sessionID); cerr != nil && !errors.Is(cerr, api.ErrNoRunningTurn) {
+		h.logger.Warn("cancelling an eval case's turn", "session", sessionID, "err", cerr)
+	}
+	return evs, "", failed
 }
 
 // sendEval sends the next message of a conversation, waiting a little
@@ -693,76 +702,6 @@ func (h *Host) sendEval(ctx context.Context, sessionID, message string) (string,
 		case <-ctx.Done():
 			return "", context.Cause(ctx)
 		case <-time.After(wait):
-		}
-	}
-}
-
-// awaitTurn follows a session's events, appending them to evs, until the
-// turn ends, and returns its last event (turn.completed or turn.failed).
-func (h *Host) awaitTurn(ctx context.Context, sub *Subscription, sessionID, turnID string, evs *[]api.Event) (api.Event, error) {
-	last := func() int64 {
-		if n := len(*evs); n > 0 {
-			return (*evs)[n-1].Seq
-		}
-		return 0
-	}
-	ended := func(from int) (api.Event, bool) {
-		for _, e := range (*evs)[from:] {
-			if e.TurnID == turnID && (e.Kind == api.KindTurnCompleted || e.Kind == api.KindTurnFailed) {
-				return e, true
-			}
-		}
-		return api.Event{}, false
-	}
-	tick := time.NewTicker(time.Second) // in case a poke was lost
-	defer tick.Stop()
-	read := true
-	for {
-		if read {
-			for {
-				from := len(*evs)
-				page, err := h.log.Events(ctx, sessionID, last(), evalEventsPage)
-				if err != nil {
-					if ctx.Err() != nil {
-						return api.Event{}, context.Cause(ctx)
-					}
-					return api.Event{}, fmt.Errorf("reading the case's events: %w", err)
-				}
-				*evs = append(*evs, page...)
-				if e, ok := ended(from); ok {
-					return e, nil
-				}
-				if len(page) < evalEventsPage {
-					break
-				}
-			}
-		}
-		read = false
-		select {
-		case <-ctx.Done():
-			return api.Event{}, context.Cause(ctx)
-		case batch := <-sub.C:
-			// A batch that follows what was read is appended as it is;
-			// anything else is read from the store.
-			for len(batch) > 0 && batch[0].Seq <= last() {
-				batch = batch[1:]
-			}
-			if len(batch) == 0 {
-				continue
-			}
-			if batch[0].Seq != last()+1 {
-				read = true
-				continue
-			}
-			from := len(*evs)
-			*evs = append(*evs, batch...)
-			if e, ok := ended(from); ok {
-				return e, nil
-			}
-		case <-sub.Poke:
-			read = true
-		case <-tick.C:
-			read = true
 		}
 	}
 }

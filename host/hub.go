@@ -9,44 +9,41 @@ import (
 // hub tells a session's subscribers about events once they are stored.
 type hub struct {
 	mu   sync.Mutex
-	subs map[string]map[*Subscription]struct{}
+	subs map[string]map[*subscription]struct{}
 }
 
-// Subscription delivers a session's new events. Batches arrive in C in the
-// order they were published, which for concurrent appends may not be seq
-// order, and may be dropped when the subscriber falls behind: then Poke
-// fires, and the subscriber reads what it missed from the store. Poke
-// fires too when another host sharing the store appended to the session
-// (its events never come through C), and now and then for no reason. A
-// subscriber therefore tracks the last seq it delivered and reads the store
-// whenever a batch does not follow it.
-type Subscription struct {
-	C    <-chan []api.Event
-	Poke <-chan struct{}
-
+// subscription delivers a session's new events; its one reader is
+// Sessions.Follow. Batches arrive in c in the order they were published,
+// which for concurrent appends may not be seq order, and may be dropped
+// when the subscriber falls behind: then poke fires, and the subscriber
+// reads what it missed from the store. poke fires too when another host
+// sharing the store appended to the session (its events never come
+// through c), and now and then for no reason. A subscriber therefore
+// tracks the last seq it delivered and reads the store whenever a batch
+// does not follow it.
+type subscription struct {
 	c    chan []api.Event
 	poke chan struct{}
 	hub  *hub
 	id   string
 }
 
-func (h *hub) subscribe(sessionID string) *Subscription {
-	s := &Subscription{c: make(chan []api.Event, 64), poke: make(chan struct{}, 1), hub: h, id: sessionID}
-	s.C, s.Poke = s.c, s.poke
+func (h *hub) subscribe(sessionID string) *subscription {
+	s := &subscription{c: make(chan []api.Event, 64), poke: make(chan struct{}, 1), hub: h, id: sessionID}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.subs == nil {
-		h.subs = map[string]map[*Subscription]struct{}{}
+		h.subs = map[string]map[*subscription]struct{}{}
 	}
 	if h.subs[sessionID] == nil {
-		h.subs[sessionID] = map[*Subscription]struct{}{}
+		h.subs[sessionID] = map[*subscription]struct{}{}
 	}
 	h.subs[sessionID][s] = struct{}{}
 	return s
 }
 
-// Close stops the subscription.
-func (s *Subscription) Close() {
+// close stops the subscription.
+func (s *subscription) close() {
 	s.hub.mu.Lock()
 	defer s.hub.mu.Unlock()
 	delete(s.hub.subs[s.id], s)
@@ -92,7 +89,7 @@ func (h *hub) pokeAll() {
 	}
 }
 
-func (s *Subscription) wake() {
+func (s *subscription) wake() {
 	select {
 	case s.poke <- struct{}{}:
 	default:

@@ -25,30 +25,30 @@ func TestScriptStderrIsLive(t *testing.T) {
 	h, fake := modelHost(t, set, host.Options{}, fakemodel.Reply{Calls: []fakemodel.Call{{ID: "c1", Name: "slowly", Input: `{}`}}}, fakemodel.Reply{Text: []string{"Done."}})
 	ctx := context.Background()
 	sess, _, _ := h.Sessions().Create(ctx, host.SessionOptions{})
-	sub := h.Sessions().Subscribe(sess.ID)
-	defer sub.Close()
 	if _, err := h.Sessions().Send(ctx, sess.ID, "go"); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]time.Time{}
-	deadline := time.After(30 * time.Second)
-	for seen["turn.completed"].IsZero() {
-		select {
-		case batch := <-sub.C:
-			for _, e := range batch {
-				key := string(e.Kind)
-				if e.Kind == api.KindActionOutput {
-					o, _ := api.Decode[api.ActionOutput](e)
-					key += " " + strings.TrimSpace(o.Text)
-				}
-				if _, ok := seen[key]; !ok {
-					seen[key] = time.Now()
-				}
-			}
-		case <-sub.Poke:
-		case <-deadline:
-			t.Fatalf("the turn did not end: %v", seen)
+	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for e, err := range h.Sessions().Follow(fctx, sess.ID, 0) {
+		if err != nil {
+			t.Fatal(err)
 		}
+		key := string(e.Kind)
+		if e.Kind == api.KindActionOutput {
+			o, _ := api.Decode[api.ActionOutput](e)
+			key += " " + strings.TrimSpace(o.Text)
+		}
+		if _, ok := seen[key]; !ok {
+			seen[key] = time.Now()
+		}
+		if e.Kind == api.KindTurnCompleted {
+			break
+		}
+	}
+	if seen["turn.completed"].IsZero() {
+		t.Fatalf("the turn did not end: %v", seen)
 	}
 	one, two, result := seen["action.output step 1"], seen["action.output step 2"], seen["action.result"]
 	if one.IsZero() || two.IsZero() || result.IsZero() {

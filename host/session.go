@@ -111,13 +111,6 @@ func (s Sessions) Events(ctx context.Context, sessionID string, after int64, lim
 	return evs, nil
 }
 
-// Subscribe delivers a session's events as they are stored; see
-// [Subscription]. Subscribe first, then read the stored events, and nothing
-// is missed.
-func (s Sessions) Subscribe(sessionID string) *Subscription {
-	return s.h.log.hub.subscribe(sessionID)
-}
-
 // Send starts a model turn with a user message. It returns the turn's id
 // at once; the turn runs in the background, its progress on the session's
 // event stream. It fails with api.ErrSessionBusy while another turn runs.

@@ -104,26 +104,20 @@ func setupSessions(t *testing.T, provider string, opts host.Options, script ...f
 // events.
 func (b *sessionBundle) waitTurn(t *testing.T, sessionID, turnID string) []api.Event {
 	t.Helper()
-	sub := b.host.Sessions().Subscribe(sessionID)
-	defer sub.Close()
-	deadline := time.After(30 * time.Second)
-	for {
-		evs, err := b.host.Sessions().Events(context.Background(), sessionID, 0, 10000)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var evs []api.Event
+	for e, err := range b.host.Sessions().Follow(ctx, sessionID, 0) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, e := range evs {
-			if e.TurnID == turnID && (e.Kind == api.KindTurnCompleted || e.Kind == api.KindTurnFailed) {
-				return evs
-			}
-		}
-		select {
-		case <-sub.C:
-		case <-sub.Poke:
-		case <-deadline:
-			t.Fatalf("turn %s did not end; events: %s", turnID, kinds(evs))
+		evs = append(evs, e)
+		if e.TurnID == turnID && (e.Kind == api.KindTurnCompleted || e.Kind == api.KindTurnFailed) {
+			return evs
 		}
 	}
+	t.Fatalf("turn %s did not end; events: %s", turnID, kinds(evs))
+	return nil
 }
 
 func kinds(evs []api.Event) string {

@@ -57,8 +57,8 @@ func TestDeliveryLatency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub := b.Sessions().Subscribe(sess.ID)
-	defer sub.Close()
+	sub := b.log.hub.subscribe(sess.ID)
+	defer sub.close()
 	event := api.Event{Kind: api.KindMessage, Data: []byte(`{"role":"assistant","text":"hello"}`)}
 
 	for _, mode := range []struct {
@@ -69,7 +69,7 @@ func TestDeliveryLatency(t *testing.T) {
 		var lat []time.Duration
 		for range *deliveries {
 			select { // a poke of the slow poll, which would be taken for this append's
-			case <-sub.Poke:
+			case <-sub.poke:
 			default:
 			}
 			if _, err := a.log.Append(ctx, sess.ID, event); err != nil {
@@ -77,7 +77,7 @@ func TestDeliveryLatency(t *testing.T) {
 			}
 			appended := time.Now()
 			select {
-			case <-sub.Poke:
+			case <-sub.poke:
 				lat = append(lat, time.Since(appended))
 			case <-time.After(pollInterval):
 				t.Fatal("B was not poked")

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -122,38 +123,35 @@ func (sw *sseWriter) flush() error {
 	return sw.rc.Flush()
 }
 
-// stream follows a session's events live until the client goes, the server
-// shuts down or a write fails. It subscribes before reading the store, so
-// nothing falls in between, and reads the store again whenever a batch
-// does not follow the last event written (a gap, or batches dropped for a
-// slow reader).
+// stream follows a session's events live (host.Sessions.Follow) until
+// the client goes, the server shuts down or a write fails. Events are
+// written as they come and flushed whenever none is waiting, so that a
+// catch-up of thousands is one flush and a live event is sent at once.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after int64) {
-	ctx := r.Context()
-	sub := s.host.Sessions().Subscribe(id)
-	defer sub.Close()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	sw := &sseWriter{w: w, rc: http.NewResponseController(w), cursor: after, timeout: s.streamWrite}
-	sw.flush()
-	catchUp := func() error {
-		for {
-			evs, err := s.host.Sessions().Events(ctx, id, sw.cursor, 1000)
-			if err != nil {
-				return err
-			}
-			if err := sw.write(evs); err != nil {
-				return err
-			}
-			if len(evs) < 1000 {
-				return sw.flush()
-			}
-		}
-	}
-	if catchUp() != nil {
+	if sw.flush() != nil {
 		return
 	}
+	evs := make(chan api.Event, followBuffer)
+	go func() {
+		defer close(evs)
+		for e, err := range s.host.Sessions().Follow(ctx, id, after) {
+			if err != nil {
+				return // the stream ends; the client resumes after the last id it has
+			}
+			select {
+			case evs <- e:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
 	for {
@@ -163,14 +161,17 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 			return
 		case <-s.closing:
 			return
-		case batch := <-sub.C:
-			if batch[0].Seq > sw.cursor+1 {
-				err = catchUp() // something came in between: read it from the store
-			} else if err = sw.write(batch); err == nil {
+		case e, ok := <-evs:
+			if !ok {
+				return
+			}
+			batch := []api.Event{e}
+			for len(evs) > 0 && len(batch) < followBuffer {
+				batch = append(batch, <-evs)
+			}
+			if err = sw.write(batch); err == nil && (len(evs) == 0 || len(batch) == followBuffer) {
 				err = sw.flush()
 			}
-		case <-sub.Poke:
-			err = catchUp()
 		case <-tick.C:
 			sw.deadline()
 			if _, err = fmt.Fprint(w, ": ping\n\n"); err == nil {
@@ -182,6 +183,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id string, after
 		}
 	}
 }
+
+// followBuffer is how many followed events wait for the stream's writer.
+const followBuffer = 256
 
 // Shutdown ends the open event streams, so that a server shutting down does
 // not wait for them; ListenAndServe calls it.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/slack-go/slack"
@@ -22,8 +21,6 @@ const (
 	maxPostRunes = 3000
 	// maxReasonRunes bounds a failed turn's reason as posted.
 	maxReasonRunes = 500
-	// eventsPage is how many events are read at once.
-	eventsPage = 200
 )
 
 // follower posts one turn's answers and tool activity into its thread.
@@ -48,58 +45,40 @@ type toolLine struct {
 // message started, and posts what it says until it ends (through any
 // park), for at most followFor.
 func (f *follower) follow(ctx context.Context, h *host.Host, sessionID string, after int64, message string) {
-	sub := h.Sessions().Subscribe(sessionID) // before reading: nothing is missed
-	defer sub.Close()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
 	var turnID, candidate string
-	last := after
-	for {
-		evs, err := h.Sessions().Events(ctx, sessionID, last, eventsPage)
-		if err != nil && ctx.Err() == nil {
+	for e, err := range h.Sessions().Follow(ctx, sessionID, after) {
+		if err != nil {
 			f.b.log.Warn("slackbot: reading a session's events", "session", sessionID, "err", err)
+			return
 		}
-		for _, e := range evs {
-			last = e.Seq
-			if turnID == "" {
-				// The turn is the first model turn from here whose message
-				// is the one sent.
-				switch e.Kind {
-				case api.KindTurnStarted:
-					if ts, err := api.Decode[api.TurnStarted](e); err == nil && ts.Kind == api.TurnModel {
-						candidate = e.TurnID
-					}
-				case api.KindMessage:
-					if m, err := api.Decode[api.Message](e); err == nil && e.TurnID == candidate && m.Role == api.RoleUser {
-						if m.Text == message {
-							turnID = candidate
-						}
-						candidate = ""
-					}
+		if turnID == "" {
+			// The turn is the first model turn from here whose message
+			// is the one sent.
+			switch e.Kind {
+			case api.KindTurnStarted:
+				if ts, err := api.Decode[api.TurnStarted](e); err == nil && ts.Kind == api.TurnModel {
+					candidate = e.TurnID
 				}
-				continue
+			case api.KindMessage:
+				if m, err := api.Decode[api.Message](e); err == nil && e.TurnID == candidate && m.Role == api.RoleUser {
+					if m.Text == message {
+						turnID = candidate
+					}
+					candidate = ""
+				}
 			}
-			if e.TurnID != turnID {
-				continue
-			}
-			if f.handle(ctx, e) {
-				return
-			}
-		}
-		if len(evs) == eventsPage {
 			continue
 		}
-		select {
-		case <-ctx.Done():
-			f.flush(context.WithoutCancel(ctx))
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) && turnID != "" {
-				f.b.post(context.WithoutCancel(ctx), f.channel, f.thread, fmt.Sprintf("I stopped following this turn after %v; it goes on (session %s).", followFor, sessionID))
-			}
-			return
-		case <-sub.C:
-		case <-sub.Poke:
-		case <-tick.C:
+		if e.TurnID != turnID {
+			continue
 		}
+		if f.handle(ctx, e) {
+			return
+		}
+	}
+	f.flush(context.WithoutCancel(ctx))
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && turnID != "" {
+		f.b.post(context.WithoutCancel(ctx), f.channel, f.thread, fmt.Sprintf("I stopped following this turn after %v; it goes on (session %s).", followFor, sessionID))
 	}
 }
 

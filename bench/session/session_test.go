@@ -200,34 +200,25 @@ func roundTrips(b *testing.B, provider string) {
 		}
 		fake.Push(append(script, fakemodel.Reply{Text: []string{"done"}})...)
 		sess, _, _ := h.Sessions().Create(ctx, host.SessionOptions{})
-		sub := h.Sessions().Subscribe(sess.ID)
 		b.StartTimer()
 		start := time.Now()
 		turnID, err := h.Sessions().Send(ctx, sess.ID, "go")
 		if err != nil {
 			b.Fatal(err)
 		}
-		for done := false; !done; {
-			select {
-			case evs := <-sub.C:
-				for _, e := range evs {
-					if e.TurnID == turnID && (e.Kind == api.KindTurnCompleted || e.Kind == api.KindTurnFailed) {
-						if e.Kind == api.KindTurnFailed {
-							b.Fatalf("turn failed: %s", e.Data)
-						}
-						done = true
-					}
-				}
-			case <-sub.Poke:
-				evs, _ := h.Sessions().Events(ctx, sess.ID, 0, 10000)
-				for _, e := range evs {
-					done = done || (e.TurnID == turnID && e.Kind == api.KindTurnCompleted)
-				}
+		for e, err := range h.Sessions().Follow(ctx, sess.ID, 0) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			if e.TurnID == turnID && e.Kind == api.KindTurnFailed {
+				b.Fatalf("turn failed: %s", e.Data)
+			}
+			if e.TurnID == turnID && e.Kind == api.KindTurnCompleted {
+				break
 			}
 		}
 		total += time.Since(start)
 		turns++
-		sub.Close()
 	}
 	b.ReportMetric(float64(total.Microseconds())/float64(turns*(steps+1)), "µs/roundtrip")
 }
