@@ -112,7 +112,7 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 	}
 	defer h.Close()
 	if bot != nil {
-		bot.Attach(ctx, h)
+		bot.Attach(ctx, h.Handle())
 	}
 	wait := f.ApprovalWait
 	if wait == 0 {

@@ -3,12 +3,14 @@ package api
 import (
 	"encoding/json"
 	"fmt"
-	"time"
+
+	"github.com/agentsdk/agentsdk/tool"
 )
 
 // Kind names the kind of an [Event]. Each kind has one payload type,
-// listed with the constants.
-type Kind string
+// listed with the constants. It is declared in package tool, so that a
+// tool.Handle can follow a session's stream.
+type Kind = tool.EventKind
 
 // Event kinds, with their payload types.
 const (
@@ -46,15 +48,9 @@ type Payload interface {
 
 // Event is one entry of a session's stream. Seq numbers a session's events
 // from 1 without gaps; the store assigns it, and the time, when the event
-// is appended. Data is the JSON of the kind's payload.
-type Event struct {
-	SessionID string          `json:"sessionId"`
-	Seq       int64           `json:"seq"`
-	TurnID    string          `json:"turnId,omitempty"`
-	Kind      Kind            `json:"kind"`
-	Data      json.RawMessage `json:"data"`
-	Time      time.Time       `json:"time"`
-}
+// is appended. Data is the JSON of the kind's payload. It is declared in
+// package tool, so that a tool.Handle can follow a session's stream.
+type Event = tool.Event
 
 // NewEvent returns an unsaved event carrying p. A payload that cannot be
 // encoded (a json.RawMessage field holding invalid JSON) is recorded as

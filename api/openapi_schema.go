@@ -26,9 +26,17 @@ var (
 	rawMessageType = reflect.TypeFor[json.RawMessage]()
 	timeType       = reflect.TypeFor[time.Time]()
 	marshalerType  = reflect.TypeFor[json.Marshaler]()
-	eventType      = reflect.TypeFor[Event]()
-	apiPackage     = eventType.PkgPath()
+	apiPackage     = reflect.TypeFor[Session]().PkgPath()
 )
+
+// declaredInTool are the API's types declared in package tool (aliases
+// here), named as if declared here, as they were before they moved.
+var declaredInTool = map[reflect.Type]string{
+	reflect.TypeFor[Event]():          "Event",
+	reflect.TypeFor[Kind]():           "Kind",
+	reflect.TypeFor[Approval]():       "Approval",
+	reflect.TypeFor[ApprovalStatus](): "ApprovalStatus",
+}
 
 // enums lists the values of the string types that have a list of them.
 // Those types become components of their own; other string types are
@@ -116,8 +124,11 @@ func (c *components) component(t reflect.Type) string {
 	if name, ok := c.names[t]; ok {
 		return name
 	}
-	name := t.Name()
-	if pkg := t.PkgPath(); pkg != apiPackage {
+	name, moved := declaredInTool[t]
+	if !moved {
+		name = t.Name()
+	}
+	if pkg := t.PkgPath(); pkg != apiPackage && !moved {
 		// Other packages' types are prefixed: tool.Info is ToolInfo.
 		base := pkg[strings.LastIndex(pkg, "/")+1:]
 		name = strings.ToUpper(base[:1]) + base[1:] + name
@@ -147,7 +158,7 @@ func (c *components) object(t reflect.Type) schema {
 	if len(required) > 0 {
 		s["required"] = required
 	}
-	if t == eventType {
+	if t == reflect.TypeFor[Event]() {
 		s["allOf"] = c.eventData()
 	}
 	return s

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/agentsdk/agentsdk/tool"
@@ -60,49 +59,26 @@ type Turn struct {
 	EndedAt   *time.Time `json:"endedAt,omitempty"`
 }
 
-// ApprovalStatus is where a parked call stands.
-type ApprovalStatus string
+// ApprovalStatus is where a parked call stands. It is declared in package
+// tool, so that a tool.Handle can read and decide approvals.
+type ApprovalStatus = tool.ApprovalStatus
 
 // Approval statuses.
 const (
-	ApprovalPending  ApprovalStatus = "pending"
-	ApprovalApproved ApprovalStatus = "approved"
-	ApprovalDenied   ApprovalStatus = "denied"
-	ApprovalExpired  ApprovalStatus = "expired"
+	ApprovalPending  = tool.ApprovalPending
+	ApprovalApproved = tool.ApprovalApproved
+	ApprovalDenied   = tool.ApprovalDenied
+	ApprovalExpired  = tool.ApprovalExpired
 )
 
 // ApprovalStatuses lists every approval status.
-var ApprovalStatuses = []ApprovalStatus{ApprovalPending, ApprovalApproved, ApprovalDenied, ApprovalExpired}
-
-// Valid reports whether s is one of [ApprovalStatuses].
-func (s ApprovalStatus) Valid() bool {
-	for _, v := range ApprovalStatuses {
-		if s == v {
-			return true
-		}
-	}
-	return false
-}
+var ApprovalStatuses = tool.ApprovalStatuses
 
 // Approval is a gated call parked until a person decides. Its input is the
 // validated input as stored when it parked: approving runs exactly that.
-type Approval struct {
-	CallID      string          `json:"callId"`
-	SessionID   string          `json:"sessionId,omitempty"`
-	TurnID      string          `json:"turnId,omitempty"`
-	ModelCallID string          `json:"modelCallId,omitempty"`
-	Tool        string          `json:"tool"`
-	Input       json.RawMessage `json:"input"`
-	RequestedBy string          `json:"requestedBy"`
-	RequestedAt time.Time       `json:"requestedAt"`
-	ExpiresAt   time.Time       `json:"expiresAt"`
-	Status      ApprovalStatus  `json:"status"`
-	DecidedBy   string          `json:"decidedBy,omitempty"`
-	DecidedAt   *time.Time      `json:"decidedAt,omitempty"`
-	Reason      string          `json:"reason,omitempty"`
-	// Outcome is the call's outcome once known, or nil.
-	Outcome *Outcome `json:"outcome,omitempty"`
-}
+// It is declared in package tool (tool.ApprovalState), so that a
+// tool.Handle can read and decide approvals.
+type Approval = tool.ApprovalState
 
 // Outcome is the result of a direct call.
 type Outcome = tool.Outcome

@@ -132,20 +132,21 @@ func TestSendByKey(t *testing.T) {
 	h, _ := timerHost(t, openStore(t, "sqlite"), lookupTools(t), host.Options{})
 	ctx := context.Background()
 	hd := h.Handle()
-	first, err := hd.Send(ctx, "github", "review acme/shop#42", &tool.SendOptions{Key: "acme/shop#42", Principal: "webhook"})
-	if err != nil {
-		t.Fatal(err)
+	first, turn1, err := hd.Send(ctx, "github", "review acme/shop#42", &tool.SendOptions{Key: "acme/shop#42", Principal: "webhook"})
+	if err != nil || turn1 == "" {
+		t.Fatalf("the first Send: turn %q, %v", turn1, err)
 	}
-	waitEvents(t, h, first, api.KindTurnCompleted, 1)
-	again, err := hd.Send(ctx, "github", "new commits on acme/shop#42", &tool.SendOptions{Key: "acme/shop#42"})
-	if err != nil || again != first {
-		t.Fatalf("the second Send with the key: %s, %v; want %s", again, err, first)
+	followTurn(t, hd, first, turn1, "review acme/shop#42")
+	again, turn2, err := hd.Send(ctx, "github", "new commits on acme/shop#42", &tool.SendOptions{Key: "acme/shop#42"})
+	if err != nil || again != first || turn2 == "" || turn2 == turn1 {
+		t.Fatalf("the second Send with the key: %s, turn %q, %v; want %s and a new turn", again, turn2, err, first)
 	}
-	other, err := hd.Send(ctx, "github", "review acme/shop#43", &tool.SendOptions{Key: "acme/shop#43"})
+	followTurn(t, hd, first, turn2, "new commits on acme/shop#42")
+	other, _, err := hd.Send(ctx, "github", "review acme/shop#43", &tool.SendOptions{Key: "acme/shop#43"})
 	if err != nil || other == first {
 		t.Fatalf("another key: %s, %v", other, err)
 	}
-	sameKeyOtherChannel, err := hd.Send(ctx, "gitlab", "x", &tool.SendOptions{Key: "acme/shop#42"})
+	sameKeyOtherChannel, _, err := hd.Send(ctx, "gitlab", "x", &tool.SendOptions{Key: "acme/shop#42"})
 	if err != nil || sameKeyOtherChannel == first {
 		t.Fatalf("the key on another channel: %s, %v", sameKeyOtherChannel, err)
 	}
@@ -154,7 +155,7 @@ func TestSendByKey(t *testing.T) {
 		t.Fatalf("GetSession = %+v, %v", st, err)
 	}
 	waitEvents(t, h, first, api.KindTurnCompleted, 2)
-	if _, err := hd.Send(ctx, "github", "x", &tool.SendOptions{Key: "k", SessionID: first}); err == nil {
+	if _, _, err := hd.Send(ctx, "github", "x", &tool.SendOptions{Key: "k", SessionID: first}); err == nil {
 		t.Fatal("Send with a key and a session id was accepted")
 	}
 	out, err := hd.CallTool(ctx, "lookup", map[string]string{"q": "x"}, nil)
@@ -169,7 +170,7 @@ func TestSendByKey(t *testing.T) {
 	ids := make(chan string, 2)
 	for range 2 {
 		go func() {
-			id, err := hd.Send(ctx, "github", "race", &tool.SendOptions{Key: "acme/shop#99"})
+			id, _, err := hd.Send(ctx, "github", "race", &tool.SendOptions{Key: "acme/shop#99"})
 			if err != nil && !errors.Is(err, &api.Error{Code: api.CodeSessionBusy}) {
 				t.Errorf("a racing Send: %v", err)
 			}
@@ -179,9 +180,43 @@ func TestSendByKey(t *testing.T) {
 	if a, b := <-ids, <-ids; a == "" || a != b {
 		t.Fatalf("racing Sends with one key: %q and %q", a, b)
 	}
-	if _, err := (tool.Handle{}).Send(ctx, "x", "y", nil); !errors.Is(err, tool.ErrNotConfigured) {
+	if _, _, err := (tool.Handle{}).Send(ctx, "x", "y", nil); !errors.Is(err, tool.ErrNotConfigured) {
 		t.Fatalf("a zero Handle: %v", err)
 	}
+	for _, err := range (tool.Handle{}).Follow(ctx, first, 0) {
+		if !errors.Is(err, tool.ErrNotConfigured) {
+			t.Fatalf("following through a zero Handle: %v", err)
+		}
+	}
+}
+
+// followTurn follows a session through a handle until the turn Send
+// started ends, checking that it is the turn of the message sent.
+func followTurn(t *testing.T, hd tool.Handle, sessionID, turnID, message string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var said string
+	for e, err := range hd.Follow(ctx, sessionID, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.TurnID != turnID {
+			continue
+		}
+		switch e.Kind {
+		case api.KindMessage:
+			if m, _ := api.Decode[api.Message](e); m.Role == api.RoleUser {
+				said = m.Text
+			}
+		case api.KindTurnCompleted, api.KindTurnFailed:
+			if said != message {
+				t.Fatalf("turn %s said %q, want %q", turnID, said, message)
+			}
+			return
+		}
+	}
+	t.Fatalf("turn %s did not end", turnID)
 }
 
 // TestOnStartCloud: a cloud session's hook runs on the host before the
@@ -225,5 +260,54 @@ func TestOnStartCloud(t *testing.T) {
 	}
 	if c, err := h.Runners().Claim(ctx, "r1", 500*time.Millisecond); c != nil || err != nil {
 		t.Fatalf("a runner got the failed turn: %+v, %v", c, err)
+	}
+}
+
+// TestHandleDecides: a channel reads and decides parked calls through its
+// handle, the decision recorded as the channel's user; the call runs once.
+func TestHandleDecides(t *testing.T) {
+	h, _ := timerHost(t, openStore(t, "sqlite"), lookupTools(t), host.Options{})
+	ctx := context.Background()
+	hd := h.Handle()
+	_, err := hd.CallTool(ctx, "gated", map[string]any{}, nil)
+	var pending *host.ApprovalPendingError
+	if !errors.As(err, &pending) {
+		t.Fatalf("calling the gated tool: %v, want it parked", err)
+	}
+	list, next, err := hd.ListApprovals(ctx, tool.ApprovalPending, &tool.ListOptions{Limit: 10})
+	if err != nil || next != "" || len(list) != 1 || list[0].CallID != pending.CallID || list[0].Tool != "gated" {
+		t.Fatalf("ListApprovals = %+v, %q, %v; want the parked call", list, next, err)
+	}
+	for _, user := range []string{"", "U 1", "U1\nlevel=INFO", strings.Repeat("u", 201)} {
+		if _, err := hd.Decide(ctx, "slack", pending.CallID, tool.Decision{Approved: true, User: user}); api.AsError(err).Code != api.CodeBadRequest {
+			t.Errorf("deciding as %q: %v, want bad_request", user, err)
+		}
+	}
+	if _, err := hd.Decide(ctx, "no such/channel", pending.CallID, tool.Decision{Approved: true, User: "U1"}); api.AsError(err).Code != api.CodeInvalidChannel {
+		t.Errorf("deciding on an invalid channel: %v", err)
+	}
+	a, err := hd.Decide(ctx, "slack", pending.CallID, tool.Decision{Approved: true, User: "U0ALICE"})
+	if err != nil || a.Status != tool.ApprovalApproved || a.DecidedBy != "slack:U0ALICE" {
+		t.Fatalf("Decide = %+v, %v; want approved by slack:U0ALICE", a, err)
+	}
+	if _, err := hd.Decide(ctx, "slack", pending.CallID, tool.Decision{Approved: false, Reason: "no", User: "U0BOB"}); err == nil {
+		t.Fatal("a second decision was taken")
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, err := hd.GetApproval(ctx, pending.CallID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Outcome != nil {
+			if got.DecidedBy != "slack:U0ALICE" || string(got.Outcome.Result) != `"ran"` {
+				t.Fatalf("the decided call: %+v, outcome %s", got, got.Outcome.Result)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the approved call has no outcome: %+v", got)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -3,7 +3,11 @@ package host
 import (
 	"context"
 	"errors"
+	"iter"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/store"
@@ -29,48 +33,77 @@ func (b backend) CallTool(ctx context.Context, name string, input any, opts *too
 	return b.h.CallTool(ctx, name, input, &o)
 }
 
-func (b backend) Send(ctx context.Context, channelID, message string, opts *tool.SendOptions) (string, error) {
+func (b backend) Send(ctx context.Context, channelID, message string, opts *tool.SendOptions) (string, string, error) {
 	var o tool.SendOptions
 	if opts != nil {
 		o = *opts
 	}
 	if o.SessionID != "" && o.Key != "" {
-		return "", api.Errorf(api.CodeBadRequest, "send: give SessionID or Key, not both")
+		return "", "", api.Errorf(api.CodeBadRequest, "send: give SessionID or Key, not both")
 	}
 	create := SessionOptions{Channel: channelID, Principal: o.Principal, Message: message}
 	if o.Key != "" {
 		id, reserved, err := b.h.sessionForKey(ctx, channelID, o.Key)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		if !reserved {
 			o.SessionID = id
 		} else {
 			create.id = id
-			sess, _, err := b.h.Sessions().Create(ctx, create)
+			sess, turnID, err := b.h.Sessions().Create(ctx, create)
 			if err != nil && sess.ID == "" {
 				// Nothing was made: free the key for the next Send.
 				b.h.releaseKey(context.WithoutCancel(ctx), channelID, o.Key)
 			}
-			return id, err
+			return id, turnID, err
 		}
 	}
 	if o.SessionID != "" {
 		if _, err := b.onChannel(ctx, channelID, o.SessionID); err != nil {
 			if o.Key == "" || !errors.Is(err, &api.Error{Code: api.CodeSessionNotFound}) {
-				return "", err
+				return "", "", err
 			}
 			// Another Send reserved the key and is making the session:
 			// give it a moment.
 			if err := b.awaitSession(ctx, channelID, o.SessionID); err != nil {
-				return "", err
+				return "", "", err
 			}
 		}
-		_, err := b.h.Sessions().Send(ctx, o.SessionID, message)
-		return o.SessionID, err
+		turnID, err := b.h.Sessions().Send(ctx, o.SessionID, message)
+		return o.SessionID, turnID, err
 	}
-	sess, _, err := b.h.Sessions().Create(ctx, create)
-	return sess.ID, err
+	sess, turnID, err := b.h.Sessions().Create(ctx, create)
+	return sess.ID, turnID, err
+}
+
+func (b backend) Follow(ctx context.Context, sessionID string, after int64) iter.Seq2[tool.Event, error] {
+	return b.h.Sessions().Follow(ctx, sessionID, after)
+}
+
+func (b backend) GetApproval(ctx context.Context, callID string) (tool.ApprovalState, error) {
+	return b.h.Approvals().Get(ctx, callID)
+}
+
+func (b backend) ListApprovals(ctx context.Context, status tool.ApprovalStatus, opts *tool.ListOptions) ([]tool.ApprovalState, string, error) {
+	var p store.Page
+	if opts != nil {
+		p = store.Page{Limit: opts.Limit, Cursor: opts.Cursor}
+	}
+	return b.h.Approvals().List(ctx, status, p)
+}
+
+// maxDecider is the longest user name a channel's decision takes.
+const maxDecider = 200
+
+func (b backend) Decide(ctx context.Context, channelID, callID string, d tool.Decision) (tool.ApprovalState, error) {
+	if err := tool.CheckName(channelID); err != nil {
+		return tool.ApprovalState{}, api.Errorf(api.CodeInvalidChannel, "%s: %q", api.ErrInvalidChannel.Message, channelID)
+	}
+	if d.User == "" || len(d.User) > maxDecider || strings.IndexFunc(d.User, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == utf8.RuneError }) >= 0 {
+		return tool.ApprovalState{}, api.Errorf(api.CodeBadRequest, "decide: the user must be 1 to %d bytes of UTF-8 without spaces or control characters", maxDecider)
+	}
+	return b.h.Approvals().Resolve(ctx, callID, Decision{Approved: d.Approved, Reason: d.Reason, By: channelID + ":" + d.User})
 }
 
 // awaitSession waits up to a second for a session another Send is

@@ -124,7 +124,7 @@ func TestSendArtifactsGetSession(t *testing.T) {
 	defer st.Close()
 	opened := make(chan string, 1)
 	handoff, _ := tool.New("handoff", tool.Config{Description: "Hand a PR to its own session."}, func(ctx context.Context, call *tool.Call, in handoffInput) (any, error) {
-		id, err := call.Send(ctx, "pr", "Review "+in.PR, nil)
+		id, _, err := call.Send(ctx, "pr", "Review "+in.PR, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -29,7 +29,12 @@
 //	h, err := host.New(set, &host.Options{Channels: append(channels, bot.Channel()), Slack: bot.Client(), …})
 //	…
 //	err = h.Start(ctx)
-//	bot.Attach(ctx, h)
+//	bot.Attach(ctx, h.Handle())
+//
+// The channel is made like any other: everything it does to the host —
+// send a message into a thread's session, follow the turn it started,
+// read and decide parked calls, keep its state in KV — goes through the
+// tool.Handle it is attached to.
 package slackbot
 
 import (
@@ -47,7 +52,6 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/agentsdk/agentsdk/channel"
-	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -111,8 +115,8 @@ type Bot struct {
 	groups  []string        // Config.Allow's groups
 
 	mu         sync.Mutex
-	h          *host.Host
-	ctx        context.Context // Attach's
+	h          tool.Handle     // Attach's
+	ctx        context.Context // Attach's; nil before Attach
 	botUser    string          // the bot's user id (auth.test), once known
 	botAsked   time.Time       // when auth.test was last tried
 	groupCache map[string]groupMembers
@@ -195,16 +199,16 @@ func (b *Bot) Channel() *channel.Channel { return b.channel }
 // call.Host.Slack).
 func (b *Bot) Client() *slack.Client { return b.client }
 
-// Attach connects the bot to its host, once the host has started: the
-// routes answer 503 until then. It starts the card keeper, which runs
-// until ctx ends.
-func (b *Bot) Attach(ctx context.Context, h *host.Host) {
-	if h == nil || ctx == nil {
-		b.log.Error("slackbot: Attach needs a host and a context; the routes stay unavailable")
+// Attach connects the bot to its host's handle (host.Host.Handle), once
+// the host has started: the routes answer 503 until then. It starts the
+// card keeper, which runs until ctx ends.
+func (b *Bot) Attach(ctx context.Context, h tool.Handle) {
+	if ctx == nil {
+		b.log.Error("slackbot: Attach needs a context; the routes stay unavailable")
 		return
 	}
 	b.mu.Lock()
-	if b.h != nil {
+	if b.ctx != nil {
 		b.mu.Unlock()
 		b.log.Warn("slackbot: attached twice; the second Attach is ignored")
 		return
@@ -218,8 +222,9 @@ func (b *Bot) Attach(ctx context.Context, h *host.Host) {
 	}()
 }
 
-// attached returns the host and Attach's context; nil before Attach.
-func (b *Bot) attached() (*host.Host, context.Context) {
+// attached returns the host's handle and Attach's context; a nil context
+// before Attach.
+func (b *Bot) attached() (tool.Handle, context.Context) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.h, b.ctx
@@ -228,7 +233,7 @@ func (b *Bot) attached() (*host.Host, context.Context) {
 // kv returns the host's KV (the agent's namespace).
 func (b *Bot) kv() tool.KV {
 	h, _ := b.attached()
-	return h.Handle().Host.KV
+	return h.Host.KV
 }
 
 // goBackground runs fn in the background: under parent's values but not

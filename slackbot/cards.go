@@ -13,9 +13,7 @@ import (
 	"github.com/slack-go/slack/slackutilsx"
 
 	"github.com/agentsdk/agentsdk/api"
-	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/progress"
-	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -138,7 +136,7 @@ func (b *Bot) keepOnce(ctx context.Context) {
 			if isPending[id] || ctx.Err() != nil || b.waiting(id) {
 				continue
 			}
-			a, err := h.Approvals().Get(ctx, id)
+			a, err := h.GetApproval(ctx, id)
 			switch {
 			case errors.Is(err, api.ErrApprovalNotFound):
 				b.closeCard(ctx, id, nil)
@@ -177,11 +175,11 @@ func (b *Bot) setCarded(callID string) {
 }
 
 // listPending lists every pending call, oldest first (at most maxListed).
-func listPending(ctx context.Context, h *host.Host) ([]api.Approval, error) {
+func listPending(ctx context.Context, h tool.Handle) ([]api.Approval, error) {
 	var all []api.Approval
 	cursor := ""
 	for len(all) < maxListed {
-		page, next, err := h.Approvals().List(ctx, api.ApprovalPending, store.Page{Limit: 1000, Cursor: cursor})
+		page, next, err := h.ListApprovals(ctx, api.ApprovalPending, &tool.ListOptions{Limit: 1000, Cursor: cursor})
 		if err != nil {
 			return nil, err
 		}
@@ -202,17 +200,18 @@ func (b *Bot) cardTTL(a api.Approval) time.Duration {
 
 // ensureCard posts a pending call's card where it belongs, once across
 // hosts: the call is claimed in KV before anything is posted.
-func (b *Bot) ensureCard(ctx context.Context, h *host.Host, a api.Approval) {
+func (b *Bot) ensureCard(ctx context.Context, h tool.Handle, a api.Approval) {
 	kv := b.kv()
 	var targets []cardPost
 	if a.SessionID != "" {
-		sess, err := h.Sessions().Get(ctx, a.SessionID)
-		if err != nil {
+		// A session on another channel is not found on this one.
+		_, err := h.GetSession(ctx, ChannelID, a.SessionID)
+		if err != nil && !errors.Is(err, api.ErrSessionNotFound) {
 			b.log.Warn("slackbot: reading a parked call's session", "call", a.CallID, "err", err)
 			b.later(a.CallID)
 			return
 		}
-		if sess.Channel == ChannelID {
+		if err == nil {
 			ref, ok := b.sessionThread(ctx, kv, a.SessionID)
 			switch {
 			case ok:
@@ -282,7 +281,7 @@ func (b *Bot) ensureCard(ctx context.Context, h *host.Host, a api.Approval) {
 	b.setCarded(a.CallID)
 	// A decision made while the card was being posted found no posts to
 	// update (closeCard leaves a card being posted alone): update it now.
-	switch cur, err := h.Approvals().Get(ctx, a.CallID); {
+	switch cur, err := h.GetApproval(ctx, a.CallID); {
 	case errors.Is(err, api.ErrApprovalNotFound):
 		b.closeCard(ctx, a.CallID, nil)
 	case err == nil && cur.Status != api.ApprovalPending:

@@ -185,7 +185,6 @@ func ignored(w http.ResponseWriter) { httpjson.Write(w, http.StatusOK, map[strin
 // converse sends a message into its thread's session and posts what the
 // turn answers.
 func (b *Bot) converse(ctx context.Context, h tool.Handle, m message) {
-	hst, _ := b.attached()
 	bot := b.botUserID(ctx)
 	if bot != "" && m.user == bot {
 		return
@@ -210,11 +209,11 @@ func (b *Bot) converse(ctx context.Context, h tool.Handle, m message) {
 	// Where the turn's events will start: after the session's last event.
 	var after int64
 	if id, err := h.Host.KV.Get(ctx, keyThread+key); err == nil {
-		if s, err := hst.Sessions().Get(ctx, string(id.Value)); err == nil {
+		if s, err := h.GetSession(ctx, ChannelID, string(id.Value)); err == nil {
 			after = s.LastSeq
 		}
 	}
-	sessionID, err := h.Send(ctx, ChannelID, text, &tool.SendOptions{Key: key, Principal: "slack:" + m.user})
+	sessionID, turnID, err := h.Send(ctx, ChannelID, text, &tool.SendOptions{Key: key, Principal: "slack:" + m.user})
 	switch {
 	case errors.Is(err, api.ErrSessionBusy):
 		b.post(ctx, m.channel, thread, "I am still working on the previous message (or waiting for an approval); send this one again when I have answered.")
@@ -226,7 +225,7 @@ func (b *Bot) converse(ctx context.Context, h tool.Handle, m message) {
 	}
 	b.remember(ctx, h.Host.KV, sessionID, key, threadRef{Channel: m.channel, Thread: thread})
 	f := &follower{b: b, channel: m.channel, thread: thread}
-	f.follow(ctx, hst, sessionID, after, text)
+	f.follow(ctx, h, sessionID, turnID, after)
 }
 
 // remember records a thread's session, both ways: the card keeper finds

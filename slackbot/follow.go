@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackutilsx"
 
 	"github.com/agentsdk/agentsdk/api"
-	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/tool"
 )
 
 // Sizes of what is posted.
@@ -41,43 +42,28 @@ type toolLine struct {
 	parkPosted   bool // its "waiting" line is posted
 }
 
-// follow reads the session's stream from after, finds the turn that
-// message started, and posts what it says until it ends (through any
-// park), for at most followFor.
-func (f *follower) follow(ctx context.Context, h *host.Host, sessionID string, after int64, message string) {
-	var turnID, candidate string
-	for e, err := range h.Sessions().Follow(ctx, sessionID, after) {
-		if err != nil {
-			f.b.log.Warn("slackbot: reading a session's events", "session", sessionID, "err", err)
-			return
-		}
-		if turnID == "" {
-			// The turn is the first model turn from here whose message
-			// is the one sent.
-			switch e.Kind {
-			case api.KindTurnStarted:
-				if ts, err := api.Decode[api.TurnStarted](e); err == nil && ts.Kind == api.TurnModel {
-					candidate = e.TurnID
-				}
-			case api.KindMessage:
-				if m, err := api.Decode[api.Message](e); err == nil && e.TurnID == candidate && m.Role == api.RoleUser {
-					if m.Text == message {
-						turnID = candidate
-					}
-					candidate = ""
-				}
+// follow posts what a turn says from its session's stream, read from
+// after, until the turn ends (through any park), for at most followFor. A
+// failed read is followed again from the last event read, a second later.
+func (f *follower) follow(ctx context.Context, h tool.Handle, sessionID, turnID string, after int64) {
+	for ctx.Err() == nil {
+		for e, err := range h.Follow(ctx, sessionID, after) {
+			if err != nil {
+				f.b.log.Warn("slackbot: reading a session's events", "session", sessionID, "err", err)
+				break
 			}
-			continue
+			after = e.Seq
+			if e.TurnID == turnID && f.handle(ctx, e) {
+				return
+			}
 		}
-		if e.TurnID != turnID {
-			continue
-		}
-		if f.handle(ctx, e) {
-			return
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
 		}
 	}
 	f.flush(context.WithoutCancel(ctx))
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) && turnID != "" {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		f.b.post(context.WithoutCancel(ctx), f.channel, f.thread, fmt.Sprintf("I stopped following this turn after %v; it goes on (session %s).", followFor, sessionID))
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/agentsdk/agentsdk/api"
-	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/httpjson"
 	"github.com/agentsdk/agentsdk/tool"
 )
@@ -115,7 +114,7 @@ func (b *Bot) blockActions(w http.ResponseWriter, r *http.Request, ic *slack.Int
 		return
 	}
 	// The decision is made whatever becomes of the request.
-	a, err := hst.Approvals().Resolve(context.WithoutCancel(ctx), callID, host.Decision{Approved: true, By: "slack:" + user})
+	a, err := hst.Decide(context.WithoutCancel(ctx), ChannelID, callID, tool.Decision{Approved: true, User: user})
 	w.WriteHeader(http.StatusOK)
 	b.goBackground(ctx, "answering a click", time.Minute, func(ctx context.Context) {
 		b.decided(ctx, hst, callID, a, err, func(text string) { b.ephemeral(ctx, where, user, text) })
@@ -124,7 +123,7 @@ func (b *Bot) blockActions(w http.ResponseWriter, r *http.Request, ic *slack.Int
 
 // decided updates a call's cards after a decision from Slack, or says why
 // there was none.
-func (b *Bot) decided(ctx context.Context, hst *host.Host, callID string, a api.Approval, err error, tell func(string)) {
+func (b *Bot) decided(ctx context.Context, hst tool.Handle, callID string, a api.Approval, err error, tell func(string)) {
 	if err == nil {
 		b.closeCard(ctx, callID, &a)
 		return
@@ -136,7 +135,7 @@ func (b *Bot) decided(ctx context.Context, hst *host.Host, callID string, a api.
 		tell("I could not record your decision: " + truncate(api.AsError(err).Message, 300))
 	}
 	// The card may not show the call as it stands: update it.
-	if cur, gerr := hst.Approvals().Get(ctx, callID); gerr == nil && cur.Status != api.ApprovalPending {
+	if cur, gerr := hst.GetApproval(ctx, callID); gerr == nil && cur.Status != api.ApprovalPending {
 		b.closeCard(ctx, callID, &cur)
 	}
 }
@@ -163,8 +162,8 @@ func refusal(err error) string {
 }
 
 // openDeny opens the modal asking why a call is denied.
-func (b *Bot) openDeny(ctx context.Context, w http.ResponseWriter, hst *host.Host, callID, user, trigger string, where threadRef) {
-	a, err := hst.Approvals().Get(ctx, callID)
+func (b *Bot) openDeny(ctx context.Context, w http.ResponseWriter, hst tool.Handle, callID, user, trigger string, where threadRef) {
+	a, err := hst.GetApproval(ctx, callID)
 	if err == nil && a.Status != api.ApprovalPending {
 		err = &api.Error{Code: api.CodeAlreadyResolved, Approval: &a, Message: "already decided"}
 		if a.Status == api.ApprovalExpired {
@@ -235,7 +234,7 @@ func (b *Bot) viewSubmission(w http.ResponseWriter, r *http.Request, ic *slack.I
 		return
 	}
 	hst, _ := b.attached()
-	a, err := hst.Approvals().Resolve(context.WithoutCancel(ctx), meta.CallID, host.Decision{Approved: false, Reason: reason, By: "slack:" + user})
+	a, err := hst.Decide(context.WithoutCancel(ctx), ChannelID, meta.CallID, tool.Decision{Approved: false, Reason: reason, User: user})
 	if err != nil {
 		text := refusal(err)
 		if text == "" {

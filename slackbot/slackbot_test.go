@@ -117,7 +117,7 @@ func newEnv(t *testing.T, cfg Config, script ...fakemodel.Reply) *env {
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	t.Cleanup(func() { cancel(); bot.wait() })
-	bot.Attach(ctx, h)
+	bot.Attach(ctx, h.Handle())
 	srv, err := serve.New(h, &serve.Options{Slug: "agent", Token: apiToken, ApprovalWait: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -832,7 +832,7 @@ func TestOneCardAcrossBots(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { cancel(); other.wait() })
-	other.Attach(ctx, e.h)
+	other.Attach(ctx, e.h.Handle())
 	for range 5 {
 		e.h.CallTool(context.Background(), "deploy", map[string]string{"service": "x"}, nil)
 	}

@@ -79,7 +79,7 @@ func (b *Bot) checkReplay(ctx context.Context, kv tool.KV, w http.ResponseWriter
 
 // ready answers 503 before Attach and returns false.
 func (b *Bot) ready(w http.ResponseWriter) bool {
-	if h, _ := b.attached(); h != nil {
+	if _, ctx := b.attached(); ctx != nil {
 		return true
 	}
 	w.Header().Set("Retry-After", "1")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"time"
 )
 
@@ -61,11 +62,12 @@ type SendOptions struct {
 	Principal string
 }
 
-// Sessions starts and reads sessions; hosts provide it, as part of a
-// [Backend].
+// Sessions starts, reads and follows sessions; hosts provide it, as part
+// of a [Backend].
 type Sessions interface {
-	Send(ctx context.Context, channelID, message string, opts *SendOptions) (string, error)
+	Send(ctx context.Context, channelID, message string, opts *SendOptions) (sessionID, turnID string, err error)
 	GetSession(ctx context.Context, channelID, sessionID string) (SessionState, error)
+	Follow(ctx context.Context, sessionID string, after int64) iter.Seq2[Event, error]
 }
 
 var errSessionsNotConfigured = fmt.Errorf("sessions: %w: the host has no store; serve the agent with agent-sdk serve, or give host.Options.Store", ErrNotConfigured)
@@ -74,7 +76,7 @@ var errSessionsNotConfigured = fmt.Errorf("sessions: %w: the host has no store; 
 // this call's session's unless opts says otherwise. A tool can hand work to
 // another session this way, such as a chat tool opening a session for a
 // pull request.
-func (c *Call) Send(ctx context.Context, channelID, message string, opts *SendOptions) (string, error) {
+func (c *Call) Send(ctx context.Context, channelID, message string, opts *SendOptions) (sessionID, turnID string, err error) {
 	var o SendOptions
 	if opts != nil {
 		o = *opts

@@ -178,7 +178,7 @@ func webhook(h tool.Handle, w http.ResponseWriter, r *http.Request) {
 		sender = in.Author
 	}
 	prompt := reviewPrompt(ev, what, out.CallID, inspected, out.Result)
-	sessionID, err := h.Send(r.Context(), "github", prompt, &tool.SendOptions{Key: key, Principal: "github:" + sender})
+	sessionID, _, err := h.Send(r.Context(), "github", prompt, &tool.SendOptions{Key: key, Principal: "github:" + sender})
 	if err != nil {
 		if errors.Is(err, api.ErrSessionBusy) {
 			err = fmt.Errorf("the review of %s is still running; redeliver this event once it has finished: %w", key, err)

@@ -1,0 +1,52 @@
+package tool
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// ApprovalStatus is where a parked call stands (api.ApprovalStatus is
+// this type).
+type ApprovalStatus string
+
+// Approval statuses.
+const (
+	ApprovalPending  ApprovalStatus = "pending"
+	ApprovalApproved ApprovalStatus = "approved"
+	ApprovalDenied   ApprovalStatus = "denied"
+	ApprovalExpired  ApprovalStatus = "expired"
+)
+
+// ApprovalStatuses lists every approval status.
+var ApprovalStatuses = []ApprovalStatus{ApprovalPending, ApprovalApproved, ApprovalDenied, ApprovalExpired}
+
+// Valid reports whether s is one of [ApprovalStatuses].
+func (s ApprovalStatus) Valid() bool {
+	for _, v := range ApprovalStatuses {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// ApprovalState is a gated call parked until a person decides, and the
+// decision once made (api.Approval is this type). Its input is the
+// validated input as stored when it parked: approving runs exactly that.
+type ApprovalState struct {
+	CallID      string          `json:"callId"`
+	SessionID   string          `json:"sessionId,omitempty"`
+	TurnID      string          `json:"turnId,omitempty"`
+	ModelCallID string          `json:"modelCallId,omitempty"`
+	Tool        string          `json:"tool"`
+	Input       json.RawMessage `json:"input"`
+	RequestedBy string          `json:"requestedBy"`
+	RequestedAt time.Time       `json:"requestedAt"`
+	ExpiresAt   time.Time       `json:"expiresAt"`
+	Status      ApprovalStatus  `json:"status"`
+	DecidedBy   string          `json:"decidedBy,omitempty"`
+	DecidedAt   *time.Time      `json:"decidedAt,omitempty"`
+	Reason      string          `json:"reason,omitempty"`
+	// Outcome is the call's outcome once known, or nil.
+	Outcome *Outcome `json:"outcome,omitempty"`
+}
