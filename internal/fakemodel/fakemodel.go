@@ -24,6 +24,9 @@ type Call struct {
 // Reply is one scripted answer.
 type Reply struct {
 	Text   []string // text, in deltas
+	// Every, if set, is the pause before each text delta after the first
+	// (a model streaming at its pace).
+	Every time.Duration
 	Calls  []Call
 	Status int           // non-zero: answer with this HTTP status and an error body
 	Hang   time.Duration // wait this long (or until the client gives up) before answering
@@ -132,6 +135,18 @@ func sse(w http.ResponseWriter, event string, v any) {
 	}
 }
 
+// pace waits Reply.Every before every text delta but the first (or until
+// the client gives up).
+func pace(r *http.Request, reply Reply, i int) {
+	if reply.Every <= 0 || i == 0 {
+		return
+	}
+	select {
+	case <-time.After(reply.Every):
+	case <-r.Context().Done():
+	}
+}
+
 func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	reply, _ := s.next(r)
 	if !prelude(w, r, reply) {
@@ -144,7 +159,8 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	index := 0
 	if len(reply.Text) > 0 {
 		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": index, "content_block": map[string]any{"type": "text", "text": ""}})
-		for _, t := range reply.Text {
+		for i, t := range reply.Text {
+			pace(r, reply, i)
 			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "text_delta", "text": t}})
 		}
 		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
@@ -179,7 +195,8 @@ func (s *Server) openai(w http.ResponseWriter, r *http.Request) {
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
 	}
 	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
-	for _, t := range reply.Text {
+	for i, t := range reply.Text {
+		pace(r, reply, i)
 		chunk(map[string]any{"content": t}, nil)
 	}
 	for i, c := range reply.Calls {

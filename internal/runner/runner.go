@@ -160,13 +160,11 @@ type turn struct {
 	log    *slog.Logger
 	cancel context.CancelCauseFunc
 
-	mu      sync.Mutex  // serialises reports: the stream's order is theirs
-	pending []api.Event // text deltas not reported yet (batched)
-	flush   *time.Timer // reports pending; nil when none is due
-	tools   *tool.Set   // the agent tools
-	server  map[string]bool
-	ws      string
-	mcp     *mcp.ClientSession
+	mu     sync.Mutex // serialises reports: the stream's order is theirs
+	tools  *tool.Set  // the agent tools
+	server map[string]bool
+	ws     string
+	mcp    *mcp.ClientSession
 }
 
 // run prepares the workspace, the model and the tools, and runs the loop.
@@ -250,56 +248,20 @@ func (t *turn) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: t.claim.MCPURL, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
 }
 
-// deltaBatch is how long text deltas wait to be reported together: a
-// model streams them by the dozen, and a request each is wasteful across
-// a network.
-const deltaBatch = 50 * time.Millisecond
-
-// Emit reports payloads to the host, in order. Text deltas are batched
-// (deltaBatch): they go with the next report, or on their own once the
-// batch is due.
+// Emit reports payloads to the host, in order. Text deltas come batched
+// from the loop (turnloop.DeltaBatch), as on the host.
 func (t *turn) Emit(ctx context.Context, payloads ...api.Payload) error {
 	evs := make([]api.Event, len(payloads))
-	deltas := true
 	for i, p := range payloads {
 		evs[i] = api.NewEvent(p)
-		deltas = deltas && p.EventKind() == api.KindMessageDelta
-	}
-	if deltas {
-		t.mu.Lock()
-		t.pending = append(t.pending, evs...)
-		if t.flush == nil {
-			t.flush = time.AfterFunc(deltaBatch, func() {
-				t.mu.Lock()
-				due := len(t.pending) > 0 // else a report took them first
-				t.mu.Unlock()
-				if !due {
-					return
-				}
-				if err := t.report(context.WithoutCancel(ctx), api.RunnerReport{Token: t.claim.Token}); err != nil {
-					t.log.Warn("reporting text deltas", "err", err)
-				}
-			})
-		}
-		t.mu.Unlock()
-		return nil
 	}
 	return t.report(ctx, api.RunnerReport{Token: t.claim.Token, Events: evs})
 }
 
-// report sends a report, after the deltas still pending; lease_lost
-// cancels the turn.
+// report sends a report; lease_lost cancels the turn.
 func (t *turn) report(ctx context.Context, rep api.RunnerReport) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.flush != nil {
-		t.flush.Stop()
-		t.flush = nil
-	}
-	if len(t.pending) > 0 {
-		rep.Events = append(t.pending, rep.Events...)
-		t.pending = nil
-	}
 	err := t.r.c.RunnerReport(ctx, t.claim.SessionID, t.claim.TurnID, rep)
 	if err != nil && errors.Is(err, &api.Error{Code: api.CodeLeaseLost}) {
 		t.cancel(fmt.Errorf("%w: %v", errLost, err))

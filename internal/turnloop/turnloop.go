@@ -90,12 +90,15 @@ func Run(ctx context.Context, cfg Config, env Env, history []model.Message) (int
 	return cfg.MaxSteps, fmt.Errorf("step limit reached: the model was still calling tools after %d steps", cfg.MaxSteps)
 }
 
-// callModel streams one model answer, recording text deltas as they come.
+// callModel streams one model answer, recording its text deltas as they
+// come, a batch at a time (DeltaBatch), all of them before it returns.
 func callModel(ctx context.Context, cfg Config, env Env, req *model.Request) (string, []model.ToolCall, error) {
 	mctx, cancel := context.WithTimeoutCause(ctx, cfg.ModelTimeout, fmt.Errorf("the model did not answer within %s", cfg.ModelTimeout))
 	defer cancel()
 	var text strings.Builder
 	var calls []model.ToolCall
+	batch := newDeltas(ctx, env)
+	defer batch.flush() // an answer cut short keeps what it streamed
 	for chunk, err := range cfg.Model.Stream(mctx, req) {
 		if err != nil {
 			if cause := context.Cause(mctx); mctx.Err() != nil && ctx.Err() == nil {
@@ -105,7 +108,7 @@ func callModel(ctx context.Context, cfg Config, env Env, req *model.Request) (st
 		}
 		if chunk.Text != "" {
 			text.WriteString(chunk.Text)
-			if err := env.Emit(ctx, api.MessageDelta{Text: chunk.Text}); err != nil {
+			if err := batch.add(chunk.Text); err != nil {
 				return "", nil, err
 			}
 		}
@@ -122,6 +125,9 @@ func callModel(ctx context.Context, cfg Config, env Env, req *model.Request) (st
 			return "", nil, ctx.Err()
 		}
 		return "", nil, fmt.Errorf("model: %w", err)
+	}
+	if err := batch.flush(); err != nil {
+		return "", nil, err
 	}
 	return text.String(), calls, nil
 }
