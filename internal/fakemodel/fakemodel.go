@@ -23,10 +23,10 @@ type Call struct {
 
 // Reply is one scripted answer.
 type Reply struct {
-	Text   []string // text, in deltas
+	Text []string // text, in deltas
 	// Every, if set, is the pause before each text delta after the first
 	// (a model streaming at its pace).
-	Every time.Duration
+	Every  time.Duration
 	Calls  []Call
 	Status int           // non-zero: answer with this HTTP status and an error body
 	Hang   time.Duration // wait this long (or until the client gives up) before answering
