@@ -9,7 +9,7 @@
 //		Run: func(ctx context.Context, r *schedule.Run) error {
 //			out, err := r.CallTool(ctx, "list_issues", map[string]any{"state": "open"}, nil)
 //			…
-//			_, err = r.Send(ctx, "triage", "Triage these issues: "+string(out.Result), &tool.SendOptions{Key: "daily"})
+//			_, _, err = r.Send(ctx, "triage", "Triage these issues: "+string(out.Result), &tool.SendOptions{Key: "daily"})
 //			return err
 //		},
 //	})
