@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"time"
 
+	"github.com/agentsdk/agentsdk/api"
 	_ "github.com/agentsdk/agentsdk/examples/quickstart/agent/tools"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/tool"
@@ -56,4 +58,44 @@ func Example_tools() {
 	// inspect_pr (server, approval never): {"properties":{"prUrl":{"type":"string","format":"uri","description":"the pull request URL"}},"additionalProperties":false,"type":"object","required":["prUrl"]}
 	// promote_build (server, approval conditional): {"properties":{"service":{"type":"string","description":"the service to promote"},"buildId":{"type":"string","description":"the verified build"},"environment":{"type":"string","enum":["staging","production"],"description":"where to promote it"}},"additionalProperties":false,"type":"object","required":["service","buildId","environment"]}
 	// run_checks (server, approval never): {"properties":{"prUrl":{"type":"string","format":"uri","description":"the pull request URL"}},"additionalProperties":false,"type":"object","required":["prUrl"]}
+}
+
+// Follow a session's stream: a direct call in the session is a turn of
+// its own, whose events arrive in order as they are stored.
+func ExampleSessions_Follow() {
+	set, err := tool.Registered()
+	if err != nil {
+		log.Fatal(err)
+	}
+	state, err := os.MkdirTemp("", "agent-state")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(state)
+	h, err := host.New(set, &host.Options{StateRoot: state})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer h.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sess, _, err := h.Sessions().Create(ctx, host.SessionOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	go h.CallTool(ctx, "inspect_pr", map[string]any{"prUrl": "https://github.com/acme/checkout/pull/42"}, &host.CallOptions{SessionID: sess.ID})
+	for e, err := range h.Sessions().Follow(ctx, sess.ID, 0) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(e.Seq, e.Kind)
+		if e.Kind == api.KindTurnCompleted {
+			break
+		}
+	}
+	// Output:
+	// 1 session.created
+	// 2 turn.started
+	// 3 action.result
+	// 4 turn.completed
 }
