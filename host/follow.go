@@ -26,7 +26,7 @@ const followPage = 1000
 // error, after which the sequence ends.
 func (s Sessions) Follow(ctx context.Context, sessionID string, after int64) iter.Seq2[api.Event, error] {
 	return func(yield func(api.Event, error) bool) {
-		f := follower{h: s.h, sessionID: sessionID, cursor: after, yield: yield}
+		f := follower{h: s.h, sessionID: sessionID, cursor: max(after, 0), yield: yield}
 		f.run(ctx)
 	}
 }
@@ -76,10 +76,13 @@ func (f *follower) catchUp(ctx context.Context) bool {
 			}
 			return false
 		}
-		if ok, _ := f.batch(evs); !ok {
+		ok, follows := f.batch(evs)
+		if !ok {
 			return false
 		}
-		if len(evs) < followPage {
+		if len(evs) < followPage || !follows {
+			// A store's events after the cursor follow it; if they did
+			// not, reading again would read the same page.
 			return ctx.Err() == nil
 		}
 	}

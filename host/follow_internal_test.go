@@ -141,3 +141,44 @@ func followRound(t *testing.T, seed uint64) {
 		}
 	}
 }
+
+// TestFollowAfterOutOfRange: after below 0 is 0; after past the end
+// yields what comes after it once it comes.
+func TestFollowAfterOutOfRange(t *testing.T) {
+	set, _ := tool.NewSet()
+	h, err := New(set, &Options{StateRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sess, _, err := h.Sessions().Create(ctx, SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e, err := range h.Sessions().Follow(ctx, sess.ID, -5) {
+		if err != nil || e.Seq != 1 {
+			t.Fatalf("following from -5: %d, %v; want seq 1", e.Seq, err)
+		}
+		break
+	}
+	for range 3 {
+		h.log.Append(ctx, sess.ID, api.NewEvent(api.Message{Role: api.RoleAssistant, Text: "x"}))
+	}
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		h.log.Append(ctx, sess.ID, api.NewEvent(api.Message{Role: api.RoleAssistant, Text: "later"}))
+	}()
+	var got int64
+	for e, err := range h.Sessions().Follow(ctx, sess.ID, 4) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = e.Seq
+		break
+	}
+	if got != 5 {
+		t.Fatalf("following from 4 (the last): got seq %d, want 5", got)
+	}
+}
