@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentsdk/agentsdk/agentconfig"
 	"github.com/agentsdk/agentsdk/host"
-	"github.com/agentsdk/agentsdk/internal/platform"
+	"github.com/agentsdk/agentsdk/internal/platformconf"
 	"github.com/agentsdk/agentsdk/slackbot"
 )
 
@@ -24,7 +24,7 @@ func platforms(cfg agentconfig.Config, configPath string, opts *host.Options, lo
 // serving false) makes do without the Slack settings it lacks: call.Host.Slack
 // then says it is not configured, rather than every call being refused.
 func platformsFor(cfg agentconfig.Config, configPath string, opts *host.Options, logger *slog.Logger, serving bool) (*slackbot.Bot, error) {
-	gh, err := platform.GitHub(cfg.GitHub, os.Getenv)
+	gh, err := platformconf.GitHub(cfg.GitHub, os.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", configPath, err)
 	}
@@ -32,7 +32,7 @@ func platformsFor(cfg agentconfig.Config, configPath string, opts *host.Options,
 	if cfg.Slack == nil {
 		return nil, nil
 	}
-	token, secret, apiURL, err := platform.Slack(cfg.Slack, os.Getenv)
+	token, secret, apiURL, err := platformconf.Slack(cfg.Slack, os.Getenv)
 	if err != nil && !serving {
 		logger.Warn("call.Host.Slack is not configured", "err", err)
 		return nil, nil
