@@ -26,11 +26,11 @@ func (c *Client) RunEval(ctx context.Context, req api.EvalRunRequest) (api.EvalB
 	if err != nil {
 		return api.EvalBatch{}, err
 	}
-	var ans api.EvalBatch
+	var ans api.EvalBatchResponse
 	if err := decodeAnswer(resp, &ans); err != nil {
 		return api.EvalBatch{}, err
 	}
-	return ans, nil
+	return ans.EvalBatch, nil
 }
 
 // EvalsOptions page a listing of eval batches. Nil means defaults.
@@ -57,11 +57,11 @@ func (c *Client) Evals(ctx context.Context, opts *EvalsOptions) ([]api.EvalBatch
 // Eval returns an eval batch with each case's result: its status, session,
 // checks, score and error. An unknown id is [api.CodeEvalNotFound] (404).
 func (c *Client) Eval(ctx context.Context, id string) (api.EvalBatch, error) {
-	var ans api.EvalBatch
+	var ans api.EvalBatchResponse
 	if err := c.call(ctx, "getEval", []string{id}, nil, nil, &ans); err != nil {
 		return api.EvalBatch{}, err
 	}
-	return ans, nil
+	return ans.EvalBatch, nil
 }
 
 // WaitEval polls a batch every interval (0 means a second) until it is
