@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,5 +78,61 @@ func TestScheduleAndEvalEnvelopes(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// Exactly the routes that start something take an Idempotency-Key, and
+// the OpenAPI document declares the header, and its error codes, on
+// exactly those.
+func TestIdempotentRoutes(t *testing.T) {
+	want := []string{"callTool", "createSession", "runEval", "sendMessage"}
+	var got []string
+	for _, r := range api.Routes {
+		if r.Idempotent {
+			got = append(got, r.Name)
+			if r.Method != http.MethodPost {
+				t.Errorf("route %s is idempotent but a %s", r.Name, r.Method)
+			}
+			if !slices.Contains(r.Codes(), api.CodeIdempotencyKeyReused) || !slices.Contains(r.Codes(), api.CodeBadIdempotencyKey) {
+				t.Errorf("route %s: Codes() = %v, without the Idempotency-Key's", r.Name, r.Codes())
+			}
+		} else if slices.Contains(r.Codes(), api.CodeIdempotencyKeyReused) {
+			t.Errorf("route %s is not idempotent but answers %s", r.Name, api.CodeIdempotencyKeyReused)
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("idempotent routes = %v, want %v", got, want)
+	}
+
+	raw, err := api.OpenAPI("agent", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			OperationID string `json:"operationId"`
+			Parameters  []struct {
+				Name string `json:"name"`
+				In   string `json:"in"`
+			} `json:"parameters"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var declared []string
+	for _, item := range doc.Paths {
+		for _, op := range item {
+			for _, p := range op.Parameters {
+				if p.In == "header" && p.Name == api.IdempotencyHeader {
+					declared = append(declared, op.OperationID)
+				}
+			}
+		}
+	}
+	slices.Sort(declared)
+	if !slices.Equal(declared, want) {
+		t.Errorf("the OpenAPI document declares %s on %v, want %v", api.IdempotencyHeader, declared, want)
 	}
 }

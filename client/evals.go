@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
@@ -13,7 +12,8 @@ import (
 // its cases); it runs in the background as durable jobs: poll
 // [Client.Eval] (or call [Client.WaitEval]) until its Status is
 // [api.EvalCompleted]. The request is sent with an Idempotency-Key, and
-// again with it if the connection fails: the host starts one batch.
+// again with it if the connection fails: the host starts one batch (the
+// route is [api.Route.Idempotent]).
 //
 // The host refuses, as a [*StatusError] whose code errors.Is matches
 // against an [api.Error] with that code: [api.CodeInvalidEval] (400) for
@@ -22,12 +22,8 @@ import (
 // every problem), [api.CodeNoJobs] (503) on a host whose store runs no
 // durable jobs.
 func (c *Client) RunEval(ctx context.Context, req api.EvalRunRequest) (api.EvalBatch, error) {
-	resp, err := c.send(ctx, c.hc, "runEval", nil, nil, req, http.Header{IdempotencyHeader: {newIdempotencyKey()}})
-	if err != nil {
-		return api.EvalBatch{}, err
-	}
 	var ans api.EvalBatchResponse
-	if err := decodeAnswer(resp, &ans); err != nil {
+	if err := c.call(ctx, "runEval", nil, nil, req, &ans); err != nil {
 		return api.EvalBatch{}, err
 	}
 	return ans.EvalBatch, nil

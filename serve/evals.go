@@ -7,9 +7,7 @@ import (
 	"github.com/agentsdk/agentsdk/store"
 )
 
-func (s *Server) runEval(w http.ResponseWriter, r *http.Request) { s.idempotent(w, r, s.runEvalOnce) }
-
-func (s *Server) runEvalOnce(w http.ResponseWriter, r *http.Request) {
+func (s *Server) runEval(w http.ResponseWriter, r *http.Request) {
 	body, err := s.readBody(w, r)
 	var req api.EvalRunRequest
 	if err == nil {
