@@ -41,15 +41,16 @@ type Config struct {
 	// Mode is where a new session's turns run unless it says: local (in
 	// the host, the default) or cloud (on a runner, agent-sdk runner).
 	Mode string `yaml:"mode"`
-	// Slack enables the built-in slack channel and call.Host.Slack.
+	// Slack enables the built-in slack channel and a tool's
+	// platform.Slack(call.Host).
 	Slack *Slack `yaml:"slack"`
-	// GitHub configures call.Host.GitHub.
+	// GitHub configures a tool's platform.GitHub(call.Host).
 	GitHub *GitHub `yaml:"github"`
 }
 
 // Slack configures the built-in slack channel (Events API and
-// interactivity at /<slug>/channels/slack/…), call.Host.Slack and
-// call.Host.SlackNudges. Secrets come from the environment, never from
+// interactivity at /<slug>/channels/slack/…), platform.Slack(call.Host)
+// and call.Host.SlackNudges. Secrets come from the environment, never from
 // the file: the variables are named here.
 //
 //	slack:
@@ -72,7 +73,7 @@ type SlackApprovals struct {
 	Allow   []string `yaml:"allow"`
 }
 
-// GitHub configures call.Host.GitHub: a token, or a GitHub App
+// GitHub configures platform.GitHub(call.Host): a token, or a GitHub App
 // installation (whose installation tokens are made from the app's key and
 // refreshed before they expire).
 //

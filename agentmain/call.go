@@ -63,7 +63,7 @@ func mainCall(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o 
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused
 	}
-	// call.Host.GitHub and call.Host.Slack; the slack channel is not served.
+	// The GitHub and Slack clients; the slack channel is not served.
 	if _, err := platformsFor(cfg, configPath, opts, logger, false); err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused

@@ -8,11 +8,12 @@ import (
 
 	"github.com/agentsdk/agentsdk/agentconfig"
 	"github.com/agentsdk/agentsdk/host"
-	"github.com/agentsdk/agentsdk/internal/platform"
+	"github.com/agentsdk/agentsdk/internal/platformconf"
 	"github.com/agentsdk/agentsdk/slackbot"
 )
 
-// platforms sets call.Host.GitHub and call.Host.Slack from agent.yaml's
+// platforms sets the GitHub and Slack clients (host.Options.GitHub and
+// Slack, which tools reach through package platform) from agent.yaml's
 // github: and slack:, and returns the built-in slack channel's bot (nil
 // without slack:), whose channel is added to opts. Its secrets come from
 // the environment variables agent.yaml names.
@@ -21,10 +22,11 @@ func platforms(cfg agentconfig.Config, configPath string, opts *host.Options, lo
 }
 
 // platformsFor is platforms; a host that serves no channel (a direct call,
-// serving false) makes do without the Slack settings it lacks: call.Host.Slack
-// then says it is not configured, rather than every call being refused.
+// serving false) makes do without the Slack settings it lacks:
+// platform.Slack(call.Host) then says it is not configured, rather than
+// every call being refused.
 func platformsFor(cfg agentconfig.Config, configPath string, opts *host.Options, logger *slog.Logger, serving bool) (*slackbot.Bot, error) {
-	gh, err := platform.GitHub(cfg.GitHub, os.Getenv)
+	gh, err := platformconf.GitHub(cfg.GitHub, os.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", configPath, err)
 	}
@@ -32,9 +34,9 @@ func platformsFor(cfg agentconfig.Config, configPath string, opts *host.Options,
 	if cfg.Slack == nil {
 		return nil, nil
 	}
-	token, secret, apiURL, err := platform.Slack(cfg.Slack, os.Getenv)
+	token, secret, apiURL, err := platformconf.Slack(cfg.Slack, os.Getenv)
 	if err != nil && !serving {
-		logger.Warn("call.Host.Slack is not configured", "err", err)
+		logger.Warn("Slack is not configured", "err", err)
 		return nil, nil
 	}
 	if err != nil {

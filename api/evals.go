@@ -100,8 +100,16 @@ type EvalRunRequest struct {
 	Concurrency int        `json:"concurrency,omitempty"` // cases at once (default 4)
 }
 
-// EvalList is GET /v1/evals.
+// EvalList is the body of GET /v1/evals.
 type EvalList struct {
+	OK      bool        `json:"ok"`
 	Batches []EvalBatch `json:"batches"`
 	Next    string      `json:"next,omitempty"`
+}
+
+// EvalBatchResponse is the body of POST /v1/evals (the batch as it
+// started) and of GET /v1/evals/<id>.
+type EvalBatchResponse struct {
+	OK bool `json:"ok"`
+	EvalBatch
 }

@@ -164,6 +164,11 @@ func (c *components) operation(r Route, slug string) (string, string, *operation
 		}
 		op.Parameters = append(op.Parameters, parameter{Name: p.Name, In: p.In, Description: p.About, Schema: schema{"type": p.Type}})
 	}
+	if r.Idempotent {
+		op.Parameters = append(op.Parameters, parameter{Name: IdempotencyHeader, In: "header",
+			Description: "makes retries safe: the first request with a key runs and its answer is kept; a retry with the same key and request gets that answer again (with Idempotent-Replayed: true) and runs nothing",
+			Schema:      schema{"type": "string", "minLength": 1, "maxLength": MaxIdempotencyKey, "pattern": `^[\x20-\x7e]+$`}})
+	}
 	if r.Request != nil {
 		t := reflect.TypeOf(r.Request)
 		body := c.ref(t)

@@ -22,10 +22,18 @@ type Route struct {
 	// Public routes need no bearer token (/healthz); every other route
 	// answers 401 without one.
 	Public bool
+	// Idempotent routes take an [IdempotencyHeader]: the first request
+	// with a key runs and its answer is kept; a retry with the same key
+	// and the same request gets that answer again and runs nothing. The
+	// server applies it, the client sends a fresh key (and retries with it
+	// when the connection fails), and the OpenAPI document declares the
+	// header and its error codes, all from this field.
+	Idempotent bool
 	// Summary says what it does in one line; About adds detail.
 	Summary string
 	About   string
-	// Params are the query parameters and headers it reads.
+	// Params are the query parameters and headers it reads (the
+	// Idempotency-Key header aside: see Idempotent).
 	Params []Param
 	// Request is the type of its JSON body, nil for none; OptionalBody
 	// says an empty body is taken as the zero value.
@@ -55,6 +63,14 @@ type Response struct {
 	About       string
 }
 
+// IdempotencyHeader carries a request's Idempotency-Key, on the routes that
+// are [Route.Idempotent]: 1 to MaxIdempotencyKey printable ASCII
+// characters.
+const IdempotencyHeader = "Idempotency-Key"
+
+// MaxIdempotencyKey is the longest Idempotency-Key taken, in bytes.
+const MaxIdempotencyKey = 255
+
 // Query parameters shared by the listings.
 var (
 	paramLimit  = Param{Name: "limit", In: "query", Type: "integer", About: "how many at most (1 to 1000)"}
@@ -70,14 +86,14 @@ var Routes = []Route{
 	{Name: "listTools", Method: http.MethodGet, Path: "/tools", Summary: "The agent's tools, with their input schemas.",
 		Responses: []Response{{Status: http.StatusOK, Body: ToolList{}}}},
 	{Name: "callTool", Method: http.MethodPost, Path: "/tools/{name}", Summary: "Call a server tool directly, with no model turn.",
-		Request: CallRequest{},
+		Idempotent: true, Request: CallRequest{},
 		Responses: []Response{
 			{Status: http.StatusOK, Body: CallResponse{}, About: "the call ran; isError says whether its result is an error"},
 			{Status: http.StatusAccepted, Body: CallPending{}, About: "the tool needs approval for this input: the call is parked"},
 		},
 		Errors: []Code{CodeUnknownTool, CodeAgentTool, CodeInvalidInput, CodeBodyTooLarge, CodeSessionNotFound, CodeSessionBusy}},
 	{Name: "createSession", Method: http.MethodPost, Path: "/session", Summary: "Open a session, and start a model turn if a message is given.",
-		Request: CreateSessionRequest{}, OptionalBody: true,
+		Idempotent: true, Request: CreateSessionRequest{}, OptionalBody: true,
 		Responses: []Response{{Status: http.StatusCreated, Body: TurnStartedResponse{}}},
 		Errors:    []Code{CodeEmptyMessage, CodeInvalidChannel}},
 	{Name: "listSessions", Method: http.MethodGet, Path: "/sessions", Summary: "Sessions, newest first.",
@@ -88,9 +104,10 @@ var Routes = []Route{
 		Responses: []Response{{Status: http.StatusOK, Body: SessionResponse{}}},
 		Errors:    []Code{CodeSessionNotFound}},
 	{Name: "sendMessage", Method: http.MethodPost, Path: "/session/{id}/messages", Summary: "Send a message: a model turn starts.",
-		Request:   SendRequest{},
-		Responses: []Response{{Status: http.StatusAccepted, Body: TurnStartedResponse{}}},
-		Errors:    []Code{CodeSessionNotFound, CodeSessionBusy, CodeEmptyMessage}},
+		Idempotent: true,
+		Request:    SendRequest{},
+		Responses:  []Response{{Status: http.StatusAccepted, Body: TurnStartedResponse{}}},
+		Errors:     []Code{CodeSessionNotFound, CodeSessionBusy, CodeEmptyMessage}},
 	{Name: "cancelTurn", Method: http.MethodPost, Path: "/session/{id}/cancel", Summary: "Cancel the running turn; it ends with turn.failed (cancelled).",
 		Responses: []Response{{Status: http.StatusOK, Body: OKResponse{}}},
 		Errors:    []Code{CodeSessionNotFound, CodeNoRunningTurn}},
@@ -150,19 +167,20 @@ var Routes = []Route{
 		Responses: []Response{{Status: http.StatusOK, Body: ScheduleList{}}}},
 	{Name: "runSchedule", Method: http.MethodPost, Path: "/schedules/{name}/run", Summary: "Run a schedule now, once, outside its ticks.",
 		About:     "The run starts in the background; the answer is the run as it started. Its end is in listSchedules' lastRuns.",
-		Responses: []Response{{Status: http.StatusAccepted, Body: ScheduleRun{}}},
+		Responses: []Response{{Status: http.StatusAccepted, Body: ScheduleRunResponse{}}},
 		Errors:    []Code{CodeScheduleNotFound, CodeScheduleBusy, CodeNoJobs}},
 	{Name: "runEval", Method: http.MethodPost, Path: "/evals", Summary: "Run an eval's cases as a batch, each in a session of its own on the eval channel.",
-		About:     "The batch runs in the background as durable jobs; poll getEval until its status is completed.",
-		Request:   EvalRunRequest{},
-		Responses: []Response{{Status: http.StatusAccepted, Body: EvalBatch{}}},
-		Errors:    []Code{CodeInvalidEval, CodeNoJobs}},
+		About:      "The batch runs in the background as durable jobs; poll getEval until its status is completed.",
+		Idempotent: true,
+		Request:    EvalRunRequest{},
+		Responses:  []Response{{Status: http.StatusAccepted, Body: EvalBatchResponse{}}},
+		Errors:     []Code{CodeInvalidEval, CodeNoJobs}},
 	{Name: "listEvals", Method: http.MethodGet, Path: "/evals", Summary: "Eval batches, newest first (without their cases).",
 		Params:    []Param{paramLimit, paramCursor},
 		Responses: []Response{{Status: http.StatusOK, Body: EvalList{}}},
 		Errors:    []Code{CodeBadCursor, CodeNoJobs}},
 	{Name: "getEval", Method: http.MethodGet, Path: "/evals/{id}", Summary: "An eval batch with each case's result, checks and session.",
-		Responses: []Response{{Status: http.StatusOK, Body: EvalBatch{}}},
+		Responses: []Response{{Status: http.StatusOK, Body: EvalBatchResponse{}}},
 		Errors:    []Code{CodeEvalNotFound, CodeNoJobs}},
 }
 
@@ -182,8 +200,8 @@ func (r Route) FullPath(slug string) string {
 
 // Codes returns every error code the route can answer, sorted: its Errors,
 // unauthorized unless it is public, the codes of a request body that cannot
-// be read when it takes one, bad_query when it reads parameters, and
-// internal.
+// be read when it takes one, bad_query when it reads parameters, the codes
+// of an Idempotency-Key when it is idempotent, and internal.
 func (r Route) Codes() []Code {
 	set := map[Code]bool{CodeInternal: true}
 	for _, code := range r.Errors {
@@ -197,6 +215,9 @@ func (r Route) Codes() []Code {
 	}
 	if len(r.Params) > 0 {
 		set[CodeBadQuery] = true
+	}
+	if r.Idempotent {
+		set[CodeBadIdempotencyKey], set[CodeIdempotencyInProgress], set[CodeIdempotencyKeyReused] = true, true, true
 	}
 	return slices.Sorted(maps.Keys(set))
 }

@@ -59,9 +59,17 @@ type ScheduleInfo struct {
 	LastRuns []ScheduleRun `json:"lastRuns"`
 }
 
-// ScheduleList is GET /v1/schedules.
+// ScheduleList is the body of GET /v1/schedules.
 type ScheduleList struct {
+	OK        bool           `json:"ok"`
 	Schedules []ScheduleInfo `json:"schedules"`
+}
+
+// ScheduleRunResponse is the body of POST /v1/schedules/<name>/run: the
+// run as it started.
+type ScheduleRunResponse struct {
+	OK bool `json:"ok"`
+	ScheduleRun
 }
 
 // ReminderSet says a tool set (or moved) a reminder on the session.

@@ -185,7 +185,7 @@ func (c *Client) send(ctx context.Context, hc *http.Client, route string, args [
 		}
 	}
 	key := ""
-	if idempotentRoutes[route] && header.Get(IdempotencyHeader) == "" {
+	if routes[route].Idempotent && header.Get(IdempotencyHeader) == "" {
 		key = newIdempotencyKey()
 	}
 	for attempt := 0; ; attempt++ {
@@ -233,13 +233,12 @@ func (c *Client) send(ctx context.Context, hc *http.Client, route string, args [
 }
 
 // IdempotencyHeader carries a request's Idempotency-Key. The client sends
-// a fresh one with every tool call, new session and message (unless the
-// caller's header has one), and sends the request again with it when the
-// connection fails: the host answers the retry with the first answer.
-const IdempotencyHeader = "Idempotency-Key"
-
-// idempotentRoutes are the routes that take an Idempotency-Key.
-var idempotentRoutes = map[string]bool{"callTool": true, "createSession": true, "sendMessage": true}
+// a fresh one with every request of a route that takes one
+// ([api.Route.Idempotent]: a tool call, a new session, a message, an eval
+// run) unless the caller's header has one, and sends the request again
+// with it when the connection fails: the host answers the retry with the
+// first answer.
+const IdempotencyHeader = api.IdempotencyHeader
 
 // retryDelays are the waits before the retries of a request with an
 // Idempotency-Key whose connection failed.

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
@@ -13,7 +12,8 @@ import (
 // its cases); it runs in the background as durable jobs: poll
 // [Client.Eval] (or call [Client.WaitEval]) until its Status is
 // [api.EvalCompleted]. The request is sent with an Idempotency-Key, and
-// again with it if the connection fails: the host starts one batch.
+// again with it if the connection fails: the host starts one batch (the
+// route is [api.Route.Idempotent]).
 //
 // The host refuses, as a [*StatusError] whose code errors.Is matches
 // against an [api.Error] with that code: [api.CodeInvalidEval] (400) for
@@ -22,15 +22,11 @@ import (
 // every problem), [api.CodeNoJobs] (503) on a host whose store runs no
 // durable jobs.
 func (c *Client) RunEval(ctx context.Context, req api.EvalRunRequest) (api.EvalBatch, error) {
-	resp, err := c.send(ctx, c.hc, "runEval", nil, nil, req, http.Header{IdempotencyHeader: {newIdempotencyKey()}})
-	if err != nil {
+	var ans api.EvalBatchResponse
+	if err := c.call(ctx, "runEval", nil, nil, req, &ans); err != nil {
 		return api.EvalBatch{}, err
 	}
-	var ans api.EvalBatch
-	if err := decodeAnswer(resp, &ans); err != nil {
-		return api.EvalBatch{}, err
-	}
-	return ans, nil
+	return ans.EvalBatch, nil
 }
 
 // EvalsOptions page a listing of eval batches. Nil means defaults.
@@ -57,11 +53,11 @@ func (c *Client) Evals(ctx context.Context, opts *EvalsOptions) ([]api.EvalBatch
 // Eval returns an eval batch with each case's result: its status, session,
 // checks, score and error. An unknown id is [api.CodeEvalNotFound] (404).
 func (c *Client) Eval(ctx context.Context, id string) (api.EvalBatch, error) {
-	var ans api.EvalBatch
+	var ans api.EvalBatchResponse
 	if err := c.call(ctx, "getEval", []string{id}, nil, nil, &ans); err != nil {
 		return api.EvalBatch{}, err
 	}
-	return ans, nil
+	return ans.EvalBatch, nil
 }
 
 // WaitEval polls a batch every interval (0 means a second) until it is

@@ -32,9 +32,9 @@ func (c *Client) Schedules(ctx context.Context) ([]api.ScheduleInfo, error) {
 // is skip, [api.CodeNoJobs] (503) on a host whose store runs no durable
 // jobs.
 func (c *Client) RunSchedule(ctx context.Context, name string) (api.ScheduleRun, error) {
-	var ans api.ScheduleRun
+	var ans api.ScheduleRunResponse
 	if err := c.call(ctx, "runSchedule", []string{name}, nil, nil, &ans); err != nil {
 		return api.ScheduleRun{}, err
 	}
-	return ans, nil
+	return ans.ScheduleRun, nil
 }

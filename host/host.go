@@ -115,10 +115,11 @@ type Options struct {
 	// Schedules are the agent's schedules (schedule.Registered). They tick
 	// on a store that runs durable jobs, from Start on.
 	Schedules []*schedule.Schedule
-	// Slack is call.Host.Slack (and what call.Host.SlackNudges posts
-	// with); nil: not configured.
+	// Slack is the Slack client tools reach with platform.Slack(call.Host)
+	// (and what call.Host.SlackNudges posts with); nil: not configured.
 	Slack *slack.Client
-	// GitHub is call.Host.GitHub; nil: not configured.
+	// GitHub is the GitHub client tools reach with
+	// platform.GitHub(call.Host); nil: not configured.
 	GitHub *github.Client
 	// MaxResultBytes caps a tool's result (its JSON) unless the tool sets
 	// its own cap; over it the call is an isError result saying the limit
@@ -275,12 +276,11 @@ func New(set *tool.Set, opts *Options) (*Host, error) {
 		ctx:       ctx, stop: stop,
 	}
 	h.services = tool.Services{
-		KV:     kvService{store: o.Store, ns: o.Namespace},
-		Files:  h.files("files", o.Namespace),
-		MCP:    o.MCP,
-		Slack:  o.Slack,
-		GitHub: o.GitHub,
-		Evals:  evalsService{h},
+		KV:        kvService{store: o.Store, ns: o.Namespace},
+		Files:     h.files("files", o.Namespace),
+		MCP:       o.MCP,
+		Platforms: platforms(o.Slack, o.GitHub),
+		Evals:     evalsService{h},
 	}
 	if o.Slack != nil {
 		h.services.SlackNudges = nudges{h: h, slack: o.Slack}
@@ -295,6 +295,22 @@ func New(set *tool.Set, opts *Options) (*Host, error) {
 		return nil, fmt.Errorf("creating host: schedules: %w", err)
 	}
 	return h, nil
+}
+
+// platforms is call.Host.Platforms: the clients given, under the keys
+// package platform reads (nil when neither is).
+func platforms(sc *slack.Client, gc *github.Client) map[string]any {
+	m := map[string]any{}
+	if sc != nil {
+		m[tool.PlatformSlack] = sc
+	}
+	if gc != nil {
+		m[tool.PlatformGitHub] = gc
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }
 
 // byName indexes definitions by name, refusing nil ones and duplicates.

@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -9,9 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-github/v88/github"
 	"github.com/slack-go/slack"
 
 	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/platform"
+	"github.com/agentsdk/agentsdk/store/memory"
+	"github.com/agentsdk/agentsdk/tool"
 )
 
 // fakePostMessage is Slack's chat.postMessage, counting the posts.
@@ -74,5 +79,34 @@ func TestSlackNudges(t *testing.T) {
 				t.Fatalf("after a failed post, the key stayed claimed: %v %v", posted, err)
 			}
 		})
+	}
+}
+
+// TestPlatformClients: the clients given as host.Options.Slack and GitHub
+// are the ones a tool reaches with platform.Slack and platform.GitHub;
+// without them, those refuse with tool.ErrNotConfigured.
+func TestPlatformClients(t *testing.T) {
+	t.Parallel()
+	sc := slack.New("xoxb-test")
+	gc, err := github.NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.New(emptySet(t), &host.Options{StateRoot: t.TempDir(), Store: memory.New(), Slack: sc, GitHub: gc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if s := h.Handle().Host; platform.Slack(s) != sc || platform.GitHub(s) != gc {
+		t.Errorf("platform.Slack, platform.GitHub = %p, %p; want the clients given, %p, %p", platform.Slack(s), platform.GitHub(s), sc, gc)
+	}
+
+	bare, err := host.New(emptySet(t), &host.Options{StateRoot: t.TempDir(), Store: memory.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bare.Close()
+	if _, _, err := platform.GitHub(bare.Handle().Host).PullRequests.Get(context.Background(), "acme", "shop", 1); !errors.Is(err, tool.ErrNotConfigured) {
+		t.Errorf("GitHub without a client: %v", err)
 	}
 }

@@ -80,7 +80,7 @@ func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, api.ScheduleList{Schedules: list})
+	writeJSON(w, http.StatusOK, api.ScheduleList{OK: true, Schedules: list})
 }
 
 func (s *Server) runSchedule(w http.ResponseWriter, r *http.Request) {
@@ -89,5 +89,5 @@ func (s *Server) runSchedule(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, run)
+	writeJSON(w, http.StatusAccepted, api.ScheduleRunResponse{OK: true, ScheduleRun: run})
 }

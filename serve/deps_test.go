@@ -19,3 +19,25 @@ func TestNoDatabaseDriver(t *testing.T) {
 		}
 	}
 }
+
+// The ground floor — package tool, the protocol (api), the typed client
+// and the CLI — links no platform SDK: the Slack and GitHub clients are
+// package platform's, which only tools and the host import.
+func TestGroundFloorLinksNoPlatformSDK(t *testing.T) {
+	const m = "github.com/agentsdk/agentsdk/"
+	args := []string{"list", "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}", m + "tool", m + "api", m + "client", m + "cmd/agent-sdk"}
+	out, err := exec.Command("go", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, deps, _ := strings.Cut(line, " ")
+		for _, dep := range strings.Fields(deps) {
+			for _, vendor := range []string{"github.com/slack-go/", "github.com/google/go-github/", "github.com/gorilla/websocket"} {
+				if strings.HasPrefix(dep, vendor) {
+					t.Errorf("%s depends on %s: platform SDKs belong to package platform, which the ground floor does not import", pkg, dep)
+				}
+			}
+		}
+	}
+}

@@ -8,17 +8,20 @@ import (
 // directRoute routes a direct tool call, the API's hot path, without the
 // mux's pattern matching. A POST to /<slug>/v1/tools/<name> whose path is
 // clean and unescaped, and whose name has only the characters a tool name
-// can have, goes straight to callTool, as the mux would send it there.
+// can have, goes straight to the route's handler (callTool, made idempotent
+// as the route says), as the mux would send it there.
 // Every other request, a call with an odd path included, goes through the
 // mux, which redirects, refuses or routes it as it always has.
 type directRoute struct {
-	prefix  string // "/<slug>/v1/tools/"
-	pattern string // the route's pattern, set as r.Pattern as the mux would
+	prefix  string           // "/<slug>/v1/tools/"
+	pattern string           // the route's pattern, set as r.Pattern as the mux would
+	handler http.HandlerFunc // what the mux mounts at pattern
 }
 
 // newDirectRoute returns the direct route of the callTool route's mounted
-// pattern, or nil (no shortcut) if the pattern is not "POST /…/{name}".
-func newDirectRoute(pattern string) *directRoute {
+// pattern and handler, or nil (no shortcut) if the pattern is not
+// "POST /…/{name}".
+func newDirectRoute(pattern string, handler http.HandlerFunc) *directRoute {
 	path, ok := strings.CutPrefix(pattern, http.MethodPost+" ")
 	if !ok {
 		return nil
@@ -27,7 +30,7 @@ func newDirectRoute(pattern string) *directRoute {
 	if !ok || !strings.HasPrefix(prefix, "/") || !strings.HasSuffix(prefix, "/") || strings.ContainsAny(prefix, "{}") {
 		return nil
 	}
-	return &directRoute{prefix: prefix, pattern: pattern}
+	return &directRoute{prefix: prefix, pattern: pattern, handler: handler}
 }
 
 // name returns the tool name of a request the route takes.

@@ -7,9 +7,7 @@ import (
 	"github.com/agentsdk/agentsdk/store"
 )
 
-func (s *Server) runEval(w http.ResponseWriter, r *http.Request) { s.idempotent(w, r, s.runEvalOnce) }
-
-func (s *Server) runEvalOnce(w http.ResponseWriter, r *http.Request) {
+func (s *Server) runEval(w http.ResponseWriter, r *http.Request) {
 	body, err := s.readBody(w, r)
 	var req api.EvalRunRequest
 	if err == nil {
@@ -24,7 +22,7 @@ func (s *Server) runEvalOnce(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, b)
+	writeJSON(w, http.StatusAccepted, api.EvalBatchResponse{OK: true, EvalBatch: b})
 }
 
 func (s *Server) listEvals(w http.ResponseWriter, r *http.Request) {
@@ -41,7 +39,7 @@ func (s *Server) listEvals(w http.ResponseWriter, r *http.Request) {
 	if page == nil {
 		page = []api.EvalBatch{}
 	}
-	writeJSON(w, http.StatusOK, api.EvalList{Batches: page, Next: next})
+	writeJSON(w, http.StatusOK, api.EvalList{OK: true, Batches: page, Next: next})
 }
 
 func (s *Server) getEval(w http.ResponseWriter, r *http.Request) {
@@ -50,5 +48,5 @@ func (s *Server) getEval(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, b)
+	writeJSON(w, http.StatusOK, api.EvalBatchResponse{OK: true, EvalBatch: b})
 }

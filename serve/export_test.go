@@ -2,6 +2,7 @@ package serve
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 
@@ -44,7 +45,11 @@ func PlaygroundCSRF(s *Server, cookie string) string {
 // SetDirectRoute turns the direct call's shortcut past the mux on or off.
 func SetDirectRoute(s *Server, on bool) {
 	if on {
-		s.direct = newDirectRoute(s.callToolPattern())
+		// The handler the mux mounts for a call (made idempotent there).
+		pattern := s.callToolPattern()
+		_, path, _ := strings.Cut(strings.Replace(pattern, "{name}", "t", 1), " ")
+		h, _ := s.mux.Handler(httptest.NewRequest(http.MethodPost, path, nil))
+		s.direct = newDirectRoute(pattern, h.ServeHTTP)
 	} else {
 		s.direct = nil
 	}

@@ -15,7 +15,9 @@ import (
 )
 
 // Idempotent retries. A POST that starts something (a tool call, a
-// session, a message) may carry an Idempotency-Key. The first request
+// session, a message, an eval batch: the routes that are
+// api.Route.Idempotent, whose handlers New wraps) may carry an
+// Idempotency-Key. The first request
 // with a key runs, and its answer is kept (in the agent's store, so across
 // restarts and hosts) for IdempotencyTTL; a retry with the same key and the
 // same request gets that answer again, with Idempotent-Replayed: true,
@@ -26,8 +28,9 @@ import (
 // again. A first request still running after idempotencyLease counts as
 // abandoned (its host died): a retry then runs again.
 const (
-	// IdempotencyHeader carries a request's Idempotency-Key.
-	IdempotencyHeader = "Idempotency-Key"
+	// IdempotencyHeader carries a request's Idempotency-Key
+	// (api.IdempotencyHeader).
+	IdempotencyHeader = api.IdempotencyHeader
 	// ReplayedHeader marks an answer given again to a retry.
 	ReplayedHeader = "Idempotent-Replayed"
 	// IdempotencyTTLDefault is how long answers are kept by default.
@@ -39,8 +42,14 @@ const (
 	// tool timeout.
 	idempotencyLease = 15 * time.Minute
 	// maxIdempotencyKey is the longest key taken.
-	maxIdempotencyKey = 255
+	maxIdempotencyKey = api.MaxIdempotencyKey
 )
+
+// idempotently wraps the handler of a route that is api.Route.Idempotent
+// (New does, as it mounts the routes).
+func (s *Server) idempotently(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { s.idempotent(w, r, next) }
+}
 
 // idempotent runs next for r at most once per Idempotency-Key; without one
 // it just runs it.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/serve"
 	"github.com/agentsdk/agentsdk/store"
@@ -157,5 +158,62 @@ func TestIdempotentRetries(t *testing.T) {
 	b = idemServer(t, db, &runs, make(chan struct{}))
 	if status, h, body := b.post(t, "/tools/count", "key-1", `{"input":{"n":1}}`); status != 200 || body != first || h.Get(serve.ReplayedHeader) != "true" || runs.Load() != 4 {
 		t.Errorf("retry after a restart: %d %s, %d runs", status, body, runs.Load())
+	}
+}
+
+// Idempotency follows api.Route.Idempotent: a key no route could take
+// (too long) is refused on exactly the idempotent routes — the direct call
+// through its shortcut past the mux and through the mux — and ignored
+// everywhere else.
+func TestIdempotencyFollowsTheRoute(t *testing.T) {
+	set, _ := tool.NewSet()
+	h, err := host.New(set, &host.Options{StateRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	srv, err := serve.New(h, &serve.Options{Slug: "agent", Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	badKey := map[string]string{serve.IdempotencyHeader: strings.Repeat("k", api.MaxIdempotencyKey+1)}
+	for _, direct := range []bool{true, false} {
+		serve.SetDirectRoute(srv, direct)
+		for _, r := range api.Routes {
+			path := r.FullPath("agent")
+			for strings.Contains(path, "{") {
+				i, j := strings.Index(path, "{"), strings.Index(path, "}")
+				path = path[:i] + "x" + path[j+1:]
+			}
+			if r.Name == "events" {
+				path += "?follow=false"
+			}
+			status, out := sendWith(t, r.Method, ts.URL+path, "", badKey)
+			if refused := errorCode(out) == string(api.CodeBadIdempotencyKey); refused != r.Idempotent {
+				t.Errorf("direct route %v: %s %s with a bad key = %d %s; Idempotent is %v", direct, r.Method, path, status, out, r.Idempotent)
+			}
+		}
+	}
+}
+
+// An eval run with an Idempotency-Key starts one batch: the retry gets the
+// first answer, the same batch.
+func TestRunEvalReplays(t *testing.T) {
+	var runs atomic.Int64
+	b := idemServer(t, filepath.Join(t.TempDir(), "agent.db"), &runs, nil)
+	defer b.close()
+	body := `{"name":"smoke","cases":[{"message":"hi","checks":[{"noError":true}]}]}`
+	status, _, first := b.post(t, "/evals", "eval-1", body)
+	if status != http.StatusAccepted {
+		t.Fatalf("first: %d %s", status, first)
+	}
+	status, header, again := b.post(t, "/evals", "eval-1", body)
+	if status != http.StatusAccepted || again != first || header.Get(serve.ReplayedHeader) != "true" {
+		t.Errorf("retry: %d %s (replayed %q); want the first answer %s", status, again, header.Get(serve.ReplayedHeader), first)
+	}
+	if status, _, other := b.post(t, "/evals", "eval-1", strings.Replace(body, "smoke", "other", 1)); errorCode(other) != string(api.CodeIdempotencyKeyReused) {
+		t.Errorf("another body with the key: %d %s", status, other)
 	}
 }

@@ -174,11 +174,14 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 		if !ok {
 			return nil, fmt.Errorf("creating server: no handler for route %s", r.Name)
 		}
+		if r.Idempotent {
+			fn = s.idempotently(fn)
+		}
 		pattern := r.Pattern(o.Slug)
 		s.mux.Handle(pattern, fn)
 		known.Handle(pattern, fn)
 		if r.Name == "callTool" {
-			s.direct = newDirectRoute(pattern)
+			s.direct = newDirectRoute(pattern, fn)
 		}
 		s.patterns = append(s.patterns, pattern)
 		if r.Public {
@@ -249,7 +252,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.admit(rec, r) {
 		if _, ok := s.direct.name(r); ok {
 			r.Pattern = s.direct.pattern
-			s.callTool(rec, r)
+			s.direct.handler(rec, r)
 		} else {
 			s.mux.ServeHTTP(rec, r)
 		}

@@ -10,10 +10,6 @@ import (
 )
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
-	s.idempotent(w, r, s.createSessionOnce)
-}
-
-func (s *Server) createSessionOnce(w http.ResponseWriter, r *http.Request) {
 	body, err := s.readBody(w, r)
 	var req api.CreateSessionRequest
 	if err == nil && len(bytes.TrimSpace(body)) > 0 {
@@ -32,10 +28,6 @@ func (s *Server) createSessionOnce(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
-	s.idempotent(w, r, s.sendMessageOnce)
-}
-
-func (s *Server) sendMessageOnce(w http.ResponseWriter, r *http.Request) {
 	body, err := s.readBody(w, r)
 	var req api.SendRequest
 	if err == nil {

@@ -28,9 +28,7 @@ func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
 	w.Write(doc)
 }
 
-func (s *Server) callTool(w http.ResponseWriter, r *http.Request) { s.idempotent(w, r, s.callToolOnce) }
-
-func (s *Server) callToolOnce(w http.ResponseWriter, r *http.Request) {
+func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 	body, err := s.readBody(w, r)
 	if err != nil {
 		writeError(w, err)

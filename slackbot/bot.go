@@ -196,7 +196,7 @@ func New(cfg Config) (*Bot, error) {
 func (b *Bot) Channel() *channel.Channel { return b.channel }
 
 // Client returns the bot's Slack client (host.Options.Slack, that is
-// call.Host.Slack).
+// what a tool reaches with platform.Slack(call.Host)).
 func (b *Bot) Client() *slack.Client { return b.client }
 
 // Attach connects the bot to its host's handle (host.Host.Handle), once

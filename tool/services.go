@@ -7,15 +7,14 @@ import (
 	"fmt"
 	"time"
 	"unicode/utf8"
-
-	"github.com/google/go-github/v88/github"
-	"github.com/slack-go/slack"
 )
 
 // Services are the host's shared services, reached from a handler as
-// call.Host. Every field is always set: a service the agent has not
-// configured answers each call with an error (wrapping ErrNotConfigured)
-// that says how to configure it.
+// call.Host. Every interface field is always set: a service the agent has
+// not configured answers each call with an error (wrapping
+// ErrNotConfigured) that says how to configure it. The platform clients
+// (Slack, GitHub) are in Platforms, reached through package platform's
+// typed accessors, which keep the same promise.
 type Services struct {
 	// KV is durable key-value storage shared by every session of the agent.
 	KV KV
@@ -28,17 +27,20 @@ type Services struct {
 	Otel Otel
 	// Reminders wake the call's session later with a message.
 	Reminders Reminders
-	// Slack is the host's Slack client (slack-go), with the bot token of
-	// agent.yaml's slack:. Unconfigured, every call fails saying how to
-	// configure it.
-	Slack *slack.Client
+	// Platforms holds the host's clients of third-party platforms by
+	// name, typed by the package that owns the integration, so that this
+	// package links no platform's SDK. The keys are [PlatformSlack] (a
+	// *slack.Client of slack-go, with the bot token of agent.yaml's
+	// slack:) and [PlatformGitHub] (a *github.Client of go-github, with a
+	// token or as a GitHub App installation, per agent.yaml's github:). A
+	// handler reads them with platform.Slack(call.Host) and
+	// platform.GitHub(call.Host), which return a client whose every call
+	// fails saying how to configure it when the key is absent. Nil means
+	// none; the host never changes the map once a call can see it.
+	Platforms map[string]any
 	// SlackNudges asks a person a question at most once per key within a
 	// window.
 	SlackNudges SlackNudges
-	// GitHub is the host's GitHub client (go-github): with a token, or as
-	// a GitHub App installation, per agent.yaml's github:. Unconfigured,
-	// every call fails saying how to configure it.
-	GitHub *github.Client
 	// Evals runs the agent's evals (batches of cases, each a session on
 	// the channel "eval" whose trajectory is checked) and reads their
 	// results. Without durable jobs (the in-memory store), every call
@@ -196,14 +198,8 @@ func (s Services) withDefaults() Services {
 	if s.Reminders == nil {
 		s.Reminders = remindersOutsideSession
 	}
-	if s.Slack == nil {
-		s.Slack = unconfiguredSlack
-	}
 	if s.SlackNudges == nil {
 		s.SlackNudges = unconfiguredNudges{}
-	}
-	if s.GitHub == nil {
-		s.GitHub = unconfiguredGitHub
 	}
 	if s.Evals == nil {
 		s.Evals = unconfiguredEvals

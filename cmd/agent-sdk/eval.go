@@ -321,7 +321,7 @@ reached or failed, or its store runs no durable jobs (503 no_jobs).`,
 				}
 			}
 			if asJSON {
-				return printListing(os.Stdout, api.EvalList{Batches: all})
+				return printListing(os.Stdout, map[string][]api.EvalBatch{"batches": all})
 			}
 			if len(all) == 0 {
 				fmt.Println("no eval batches (run one with agent-sdk eval run FILE)")

@@ -69,7 +69,7 @@ wrong token); 3 the host could not be reached or failed.`,
 				if list == nil {
 					list = []api.ScheduleInfo{}
 				}
-				return printListing(os.Stdout, api.ScheduleList{Schedules: list})
+				return printListing(os.Stdout, map[string][]api.ScheduleInfo{"schedules": list})
 			}
 			printSchedules(os.Stdout, os.Stderr, list)
 			return nil

@@ -1,11 +1,12 @@
-// Package platform builds the host's platform clients from agent.yaml's
+// Package platformconf builds the host's platform clients from agent.yaml's
 // github: and slack: sections and the environment variables they name:
-// call.Host.GitHub (go-github, with a token or as a GitHub App
-// installation) and the Slack bot's credentials. Secrets are read from the
+// the GitHub client tools reach with platform.GitHub(call.Host) (go-github,
+// with a token or as a GitHub App installation) and the Slack bot's
+// credentials. Secrets are read from the
 // environment, never from the file, and never appear in an error. Every
 // mistake is an error naming the agent.yaml key or the variable, so that
 // the host refuses to start rather than fail on a tool's first call.
-package platform
+package platformconf
 
 import (
 	"errors"
