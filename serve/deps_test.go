@@ -41,3 +41,17 @@ func TestGroundFloorLinksNoPlatformSDK(t *testing.T) {
 		}
 	}
 }
+
+// The Slack channel is made of a tool.Handle like any other channel: it
+// links neither the host nor the store.
+func TestSlackChannelNeedsNoHost(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/agentsdk/agentsdk/slackbot").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if dep == "github.com/agentsdk/agentsdk/host" || dep == "github.com/agentsdk/agentsdk/store" {
+			t.Errorf("slackbot depends on %s: a channel acts through its tool.Handle", dep)
+		}
+	}
+}
