@@ -41,12 +41,6 @@ import (
 // jobEvalCase runs a case of a batch (Key: evalCaseKey).
 const jobEvalCase = "eval.case"
 
-// The sessions of eval cases.
-const (
-	evalChannel   = "eval"
-	evalPrincipal = "eval"
-)
-
 // Limits of an eval.
 const (
 	maxEvalCases        = 500
@@ -637,7 +631,7 @@ func (h *Host) converse(ctx context.Context, c api.EvalCase, sessionID string) (
 	if c.Message != "" {
 		msgs = []string{c.Message}
 	}
-	_, turnID, err := h.Sessions().Create(ctx, SessionOptions{Channel: evalChannel, Principal: evalPrincipal, Message: msgs[0], id: sessionID})
+	_, turnID, err := h.Sessions().Create(ctx, SessionOptions{Channel: EvalChannel, Principal: EvalPrincipal, Message: msgs[0], ID: sessionID})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, "", context.Cause(ctx)
@@ -895,7 +889,7 @@ func (h *Host) score(ctx context.Context, c api.EvalCase, evs []api.Event) api.E
 			in.Events = append(in.Events, e)
 		}
 	}
-	out, err := h.CallTool(ctx, c.Scorer, in, &CallOptions{Principal: evalPrincipal})
+	out, err := h.CallTool(ctx, c.Scorer, in, &CallOptions{Principal: EvalPrincipal})
 	switch {
 	case err != nil:
 		r.Detail = fmt.Sprintf("scorer %s: %v", c.Scorer, err)

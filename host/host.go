@@ -246,6 +246,10 @@ type Host struct {
 	wg   sync.WaitGroup
 	// stopJobs stops the job worker, if Start started one.
 	stopJobs func(context.Context) error
+
+	subsMu     sync.Mutex
+	started    bool        // Start has begun: no more subsystems
+	subsystems []Subsystem // registered before Start (subsystem.go)
 }
 
 // New returns a Host for the tools in set.

@@ -45,7 +45,7 @@ const jobSweepTurns = "turn.sweep"
 // before the store ran jobs lacked).
 func (h *Host) runJobs(ctx context.Context, j store.Jobs) error {
 	stop, err := j.RunJobs(context.WithoutCancel(ctx), store.RunJobsParams{
-		Handlers: h.jobHandlers(), ID: h.leases.holder, Logger: h.logger,
+		Handlers: h.allJobHandlers(), ID: h.leases.holder, Logger: h.logger,
 		Periodic: []store.Periodic{{Kind: jobPruneKeys, Every: time.Hour}},
 	})
 	if err != nil {
