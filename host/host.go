@@ -284,7 +284,6 @@ func New(set *tool.Set, opts *Options) (*Host, error) {
 		MCP:    o.MCP,
 		Slack:  o.Slack,
 		GitHub: o.GitHub,
-		Evals:  evalsService{h},
 	}
 	if o.Slack != nil {
 		h.services.SlackNudges = nudges{h: h, slack: o.Slack}

@@ -23,7 +23,6 @@ func (h *Host) jobHandlers() map[string]store.JobHandler {
 		jobSweepTurns:           h.sweepTurnsJob,
 		jobFireReminder:         h.fireReminderJob,
 		jobScheduleTick:         h.scheduleTickJob,
-		jobEvalCase:             h.evalCaseJob,
 		jobPruneKeys: func(ctx context.Context, tx store.Tx, job store.Job) error {
 			_, err := tx.PruneIdempotent(ctx, time.Now())
 			return err

@@ -229,7 +229,6 @@ func (h *Host) Start(ctx context.Context) error {
 			case <-t.C:
 				h.sweep()
 				h.armDueReminders(h.ctx)
-				h.sweepEvals(h.ctx)
 				h.sweepSubsystems(h.ctx)
 			}
 		}
