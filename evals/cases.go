@@ -158,7 +158,7 @@ func (s *Service) startQueued(ctx context.Context, batchID string) {
 // hold, and records its result; then it starts the batch's next queued
 // cases.
 func (s *Service) goCase(batchID string, index int, c api.EvalCase, sessionID string, started time.Time) {
-	s.h.Go("running an eval case", func(hostCtx context.Context) {
+	ran := s.h.Go("running an eval case", func(hostCtx context.Context) {
 		ctx, cancel := context.WithCancelCause(hostCtx)
 		defer cancel(nil)
 		go s.keepHold(ctx, cancel, batchID, index)
@@ -187,6 +187,17 @@ func (s *Service) goCase(batchID string, index int, c api.EvalCase, sessionID st
 			s.startQueued(hostCtx, batchID)
 		}
 	})
+	if !ran {
+		// The host is closing: the case is interrupted before it began,
+		// as it would be had it begun.
+		r := api.EvalCaseResult{Index: index, Case: c, SessionID: sessionID, Started: &started, Status: api.EvalFailed, Error: evalInterrupted}
+		if done, err := s.finishCase(context.Background(), batchID, r); err != nil && !errors.Is(err, store.ErrNotRunning) {
+			s.logger.Error("recording an eval case's result", "batch", batchID, "case", index, "err", err)
+		} else if done {
+			s.cache.forget(batchID)
+			s.logger.Info("an eval batch completed", "batch", batchID)
+		}
+	}
 }
 
 // keepHold renews a running case's hold every LeaseTTL/3 until ctx ends;

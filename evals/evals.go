@@ -34,8 +34,8 @@
 // the hosts that start after a crash.
 //
 // The validation of an eval (check.go) and its checks (checks.go) are
-// pure functions; the rest (cases.go, converse.go, sweep.go) acts on the
-// host through its exported API.
+// pure functions; the rest (cases.go, converse.go, score.go, sweep.go)
+// acts on the host through its exported API.
 package evals
 
 import (
