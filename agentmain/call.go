@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentsdk/agentsdk/agentconfig"
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/evals"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/command"
 	"github.com/agentsdk/agentsdk/internal/serveflags"
@@ -74,6 +75,11 @@ func mainCall(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o 
 		return command.ExitFailure
 	}
 	defer h.Close()
+	// call.Host.Evals, as in serve.
+	if _, err := evals.New(h, &evals.Options{Logger: logger}); err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
+	}
 	out, err := h.CallTool(ctx, name, raw, &host.CallOptions{SessionID: *session, Principal: "cli"})
 	var pending *host.ApprovalPendingError
 	if errors.As(err, &pending) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentsdk/agentsdk/agentconfig"
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/evals"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/command"
 	"github.com/agentsdk/agentsdk/internal/logwriter"
@@ -106,6 +107,12 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitFailure
 	}
+	ev, err := evals.New(h, &evals.Options{Logger: logger})
+	if err != nil {
+		h.Close()
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
+	}
 	if err := h.Start(ctx); err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitFailure
@@ -119,7 +126,8 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		wait = -1 // answer at once
 	}
 	srv, err := serve.New(h, &serve.Options{Slug: f.Slug, Token: secret, MaxBodyBytes: f.MaxBodyBytes, Logger: logger, ApprovalWait: wait,
-		BodyTimeout: noLimit(f.BodyTimeout), MaxStreams: noLimit(f.MaxStreams), StreamWriteTimeout: noLimit(f.StreamWriteTimeout), IdempotencyTTL: f.IdempotencyTTL, MCPOrigins: append(splitList(f.MCPOrigins), originOf(f.PublicURL)...)})
+		BodyTimeout: noLimit(f.BodyTimeout), MaxStreams: noLimit(f.MaxStreams), StreamWriteTimeout: noLimit(f.StreamWriteTimeout), IdempotencyTTL: f.IdempotencyTTL, MCPOrigins: append(splitList(f.MCPOrigins), originOf(f.PublicURL)...),
+		Evals: ev})
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentsdk/agentsdk/client"
+	"github.com/agentsdk/agentsdk/evals"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/fakemodel"
 	"github.com/agentsdk/agentsdk/model"
@@ -47,10 +48,14 @@ func startHost(state string, fake *fakemodel.Server, tools ...*tool.Tool) (srv *
 	if err != nil {
 		return nil, nil, err
 	}
+	ev, err := evals.New(h, nil)
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := h.Start(ctx); err != nil {
 		return nil, nil, err
 	}
-	handler, err := serve.New(h, &serve.Options{Slug: testSlug, Token: testToken, ApprovalWait: -1})
+	handler, err := serve.New(h, &serve.Options{Slug: testSlug, Token: testToken, ApprovalWait: -1, Evals: ev})
 	if err != nil {
 		return nil, nil, err
 	}

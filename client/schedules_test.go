@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/client"
+	"github.com/agentsdk/agentsdk/evals"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/schedule"
 	"github.com/agentsdk/agentsdk/serve"
@@ -35,10 +36,14 @@ func startScheduleHost(t *testing.T, st store.Store, schedules ...*schedule.Sche
 	if err != nil {
 		t.Fatal(err)
 	}
+	ev, err := evals.New(h, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := h.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	handler, err := serve.New(h, &serve.Options{Slug: testSlug, Token: testToken})
+	handler, err := serve.New(h, &serve.Options{Slug: testSlug, Token: testToken, Evals: ev})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func (b backend) Send(ctx context.Context, channelID, message string, opts *tool
 		if !reserved {
 			o.SessionID = id
 		} else {
-			create.id = id
+			create.ID = id
 			sess, turnID, err := b.h.Sessions().Create(ctx, create)
 			if err != nil && sess.ID == "" {
 				// Nothing was made: free the key for the next Send.

@@ -13,8 +13,12 @@
 // builder (call.go, workspace.go); sessions and their event log (session.go,
 // eventlog.go, hub.go); the model turn loop (turn.go, history.go); leases
 // and recovery (lifecycle.go); approvals (approval.go, waiters.go); and the
-// per-call services (kv.go, files.go, artifacts.go, telemetry.go). Every
-// error a caller can act on is an [*api.Error] with its code (errors.go).
+// per-call services (kv.go, files.go, artifacts.go, telemetry.go);
+// schedules and reminders (schedules.go, reminders.go). Work that is a
+// client of sessions runs in packages of its own, as a [Subsystem]
+// registered before Start (subsystem.go): package evals, eval batches.
+// Every error a caller can act on is an [*api.Error] with its code
+// (errors.go).
 package host
 
 import (
@@ -247,6 +251,10 @@ type Host struct {
 	wg   sync.WaitGroup
 	// stopJobs stops the job worker, if Start started one.
 	stopJobs func(context.Context) error
+
+	subsMu     sync.Mutex
+	started    bool        // Start has begun: no more subsystems
+	subsystems []Subsystem // registered before Start (subsystem.go)
 }
 
 // New returns a Host for the tools in set.
@@ -280,7 +288,6 @@ func New(set *tool.Set, opts *Options) (*Host, error) {
 		Files:     h.files("files", o.Namespace),
 		MCP:       o.MCP,
 		Platforms: platforms(o.Slack, o.GitHub),
-		Evals:     evalsService{h},
 	}
 	if o.Slack != nil {
 		h.services.SlackNudges = nudges{h: h, slack: o.Slack}

@@ -23,7 +23,6 @@ func (h *Host) jobHandlers() map[string]store.JobHandler {
 		jobSweepTurns:           h.sweepTurnsJob,
 		jobFireReminder:         h.fireReminderJob,
 		jobScheduleTick:         h.scheduleTickJob,
-		jobEvalCase:             h.evalCaseJob,
 		jobPruneKeys: func(ctx context.Context, tx store.Tx, job store.Job) error {
 			_, err := tx.PruneIdempotent(ctx, time.Now())
 			return err
@@ -45,7 +44,7 @@ const jobSweepTurns = "turn.sweep"
 // before the store ran jobs lacked).
 func (h *Host) runJobs(ctx context.Context, j store.Jobs) error {
 	stop, err := j.RunJobs(context.WithoutCancel(ctx), store.RunJobsParams{
-		Handlers: h.jobHandlers(), ID: h.leases.holder, Logger: h.logger,
+		Handlers: h.allJobHandlers(), ID: h.leases.holder, Logger: h.logger,
 		Periodic: []store.Periodic{{Kind: jobPruneKeys, Every: time.Hour}},
 	})
 	if err != nil {

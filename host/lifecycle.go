@@ -179,8 +179,13 @@ func (l *leases) runs(sessionID, turnID string) bool {
 // and the resumption). On a store that other hosts share (a
 // store.Notifier) it also tells them which sessions this host appended
 // to, and pokes this host's subscribers of the sessions they appended to
-// (see share). Call it once; Close stops it.
+// (see share). The registered subsystems' jobs are worked with the
+// host's, and their sweeps run after each of its rounds. Call it once;
+// Close stops it.
 func (h *Host) Start(ctx context.Context) error {
+	h.subsMu.Lock()
+	h.started = true
+	h.subsMu.Unlock()
 	if h.opts.Cloud.ToolsURL == "" {
 		h.logger.Warn("cloud turns will be offered the agent tools only: no URL for runners to reach the server tools at (serve --public-url or --cloud-tools-url)")
 	}
@@ -224,7 +229,7 @@ func (h *Host) Start(ctx context.Context) error {
 			case <-t.C:
 				h.sweep()
 				h.armDueReminders(h.ctx)
-				h.sweepEvals(h.ctx)
+				h.sweepSubsystems(h.ctx)
 			}
 		}
 	}()

@@ -34,9 +34,19 @@ type SessionOptions struct {
 	// Mode is where its model turns run: api.ModeLocal (in the host) or
 	// api.ModeCloud (on a runner); "" for Options.Cloud.DefaultMode.
 	Mode api.Mode
-
-	id string // the new session's id, reserved by a Send with a key
+	// ID is the new session's id; "" for a new one. A caller that records
+	// the id before the session is made (a Send with a key, an eval case)
+	// gives one made by NewSessionID.
+	ID string
 }
+
+// The channel and principal of eval cases' sessions (package evals):
+// sessions opened on EvalChannel by EvalPrincipal are bounded by their
+// batch, not by Options.MaxSessions.
+const (
+	EvalChannel   = "eval"
+	EvalPrincipal = "eval"
+)
 
 // Create opens a session, makes its workspace, and starts a turn
 // with opts.Message if there is one. It returns the session and the turn id
@@ -52,9 +62,9 @@ func (s Sessions) Create(ctx context.Context, opts SessionOptions) (api.Session,
 		return api.Session{}, "", api.ErrEmptyMessage
 	}
 	// Eval batches open their cases' sessions: they are bounded by the
-	// batch (at most maxEvalCases), not by the hourly quota.
+	// batch (at most 500 cases), not by the hourly quota.
 	maxSessions := s.h.opts.MaxSessions
-	if opts.Principal == evalPrincipal && opts.Channel == evalChannel {
+	if opts.Principal == EvalPrincipal && opts.Channel == EvalChannel {
 		maxSessions = -1
 	}
 	if err := s.h.quota(ctx, "sessions created in the last hour", maxSessions, opts.Principal, func(ctx context.Context, p string) (int, error) {
@@ -66,10 +76,12 @@ func (s Sessions) Create(ctx context.Context, opts SessionOptions) (api.Session,
 	if err != nil {
 		return api.Session{}, "", err
 	}
-	if opts.id == "" {
-		opts.id = newID("sess")
+	if opts.ID == "" {
+		opts.ID = newID("sess")
+	} else if err := tool.CheckName(opts.ID); err != nil {
+		return api.Session{}, "", api.Errorf(api.CodeBadRequest, "creating a session: its id %q is not 1 to 64 letters, digits, '_' or '-' (make it with NewSessionID)", opts.ID)
 	}
-	sess := api.Session{ID: opts.id, Channel: opts.Channel, Mode: mode, Principal: opts.Principal}
+	sess := api.Session{ID: opts.ID, Channel: opts.Channel, Mode: mode, Principal: opts.Principal}
 	if _, err := s.h.sessionWorkspace(sess.ID).open(); err != nil {
 		return api.Session{}, "", api.Errorf(api.CodeInternal, "creating session workspace: %w", err)
 	}

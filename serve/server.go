@@ -11,7 +11,8 @@
 //	set, _ := tool.NewSet(myTools...)
 //	st, _ := sqlite.Open(ctx, "state/agent.db")
 //	h, _ := host.New(set, &host.Options{StateRoot: "state", Store: st})
-//	srv, _ := serve.New(h, &serve.Options{Slug: "myagent", Token: os.Getenv("AGENT_SDK_TOKEN")})
+//	ev, _ := evals.New(h, nil) // the routes /v1/evals; before h.Start
+//	srv, _ := serve.New(h, &serve.Options{Slug: "myagent", Token: os.Getenv("AGENT_SDK_TOKEN"), Evals: ev})
 //	err := serve.ListenAndServe(ctx, "127.0.0.1:3000", srv, nil)
 package serve
 
@@ -94,11 +95,15 @@ type Options struct {
 	// any other Origin header is 403. Requests without Origin (MCP
 	// clients that are not web pages) are not affected.
 	MCPOrigins []string
+	// Evals runs the eval batches of the routes /v1/evals (package evals:
+	// evals.New on the same host). Nil: those routes answer no_jobs.
+	Evals Evals
 }
 
 // Server is the HTTP API of one agent's host.
 type Server struct {
 	host    *host.Host
+	evals   Evals // Options.Evals, or noEvals
 	slug    string
 	token   []byte
 	maxBody int64
@@ -162,6 +167,10 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 		idemTTL: o.IdempotencyTTL}
 	s.bodyTimeout, s.maxStreams, s.public, s.verified = o.BodyTimeout, int64(o.MaxStreams), map[string][]string{}, map[string]bool{}
 	s.streamWrite = o.StreamWriteTimeout
+	s.evals = o.Evals
+	if s.evals == nil {
+		s.evals = noEvals{}
+	}
 	s.openAPIDoc = sync.OnceValues(func() ([]byte, error) { return api.OpenAPI(s.slug, h.Tools().Infos()) })
 	handlers := s.handlers()
 	// known holds the same routes, so that a request no route takes can be

@@ -11,8 +11,9 @@ import (
 // conversation) is sent to the agent's model and the trajectory is then
 // checked — the same as POST /v1/evals and `agent-sdk eval run`. A batch
 // runs in the background as durable jobs, on a host whose store runs them
-// (SQLite, PostgreSQL); elsewhere every method answers an error wrapping
-// ErrNotConfigured.
+// (SQLite, PostgreSQL) and that runs package evals (evals.New registers it
+// on the host; agent-sdk serve does); elsewhere every method answers an
+// error wrapping ErrNotConfigured.
 //
 // The package tool cannot name the API's types, so an eval and a batch
 // travel as JSON: Run takes an api.EvalRunRequest ({"name": …, "cases":
@@ -45,7 +46,7 @@ func (n NoEvals) Run(context.Context, json.RawMessage) (string, error) { return 
 // Get returns the error.
 func (n NoEvals) Get(context.Context, string) (json.RawMessage, error) { return nil, n.Err }
 
-var errEvalsNotConfigured = fmt.Errorf("evals: %w: run the tool in a host whose store runs durable jobs (agent-sdk serve, with SQLite or PostgreSQL)", ErrNotConfigured)
+var errEvalsNotConfigured = fmt.Errorf("evals: %w: run the tool in a host whose store runs durable jobs (agent-sdk serve, with SQLite or PostgreSQL), with evals registered (evals.New)", ErrNotConfigured)
 
 // unconfiguredEvals is call.Host.Evals outside a host that runs evals,
 // made once (an interface value of a struct allocates).

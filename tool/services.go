@@ -43,8 +43,9 @@ type Services struct {
 	SlackNudges SlackNudges
 	// Evals runs the agent's evals (batches of cases, each a session on
 	// the channel "eval" whose trajectory is checked) and reads their
-	// results. Without durable jobs (the in-memory store), every call
-	// fails saying how to configure them.
+	// results (package evals sets it on the host it runs on). Without
+	// durable jobs (the in-memory store), or without package evals, every
+	// call fails saying how to configure them.
 	Evals Evals
 }
 

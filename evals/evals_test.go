@@ -1,4 +1,4 @@
-package host_test
+package evals_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/evals"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/fakemodel"
 	"github.com/agentsdk/agentsdk/model"
@@ -32,9 +33,9 @@ func newEvalModel(t testing.TB) *fakemodel.Router {
 	return m
 }
 
-// evalHost starts a host of set on st whose model is m; closed when the
-// test ends.
-func evalHost(t testing.TB, st store.Store, set *tool.Set, m *fakemodel.Router, opts host.Options) *host.Host {
+// evalHost starts a host of set on st whose model is m, with its evals;
+// closed when the test ends.
+func evalHost(t testing.TB, st store.Store, set *tool.Set, m *fakemodel.Router, opts host.Options) *evalBed {
 	t.Helper()
 	return startHost(t, st, set, m.URL, opts)
 }
@@ -93,7 +94,7 @@ func evalTools(t testing.TB) *tool.Set {
 }
 
 // waitEval polls a batch until it is completed, and returns it.
-func waitEval(t testing.TB, h *host.Host, id string) api.EvalBatch {
+func waitEval(t testing.TB, h *evalBed, id string) api.EvalBatch {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -268,8 +269,8 @@ func TestEvalConcurrency(t *testing.T) {
 			if b.Passed != 12 || b.Score != 1 {
 				t.Fatalf("batch: %+v", b)
 			}
-			if p := m.Peak(); p > host.EvalConcurrencyDefault || p < 2 {
-				t.Errorf("%d cases ran at once, want 2 to %d", p, host.EvalConcurrencyDefault)
+			if p := m.Peak(); p > evals.ConcurrencyDefault || p < 2 {
+				t.Errorf("%d cases ran at once, want 2 to %d", p, evals.ConcurrencyDefault)
 			}
 			if n := len(m.Default.Requests()); n != 12 {
 				t.Errorf("%d model requests, want 12", n)
@@ -389,7 +390,7 @@ func TestEvalInvalid(t *testing.T) {
 	}
 
 	// The in-memory store runs no jobs.
-	mem, err := host.New(evalTools(t), &host.Options{StateRoot: t.TempDir(), Store: memory.New()})
+	mem, err := newEvalBed(evalTools(t), &host.Options{StateRoot: t.TempDir(), Store: memory.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +456,7 @@ func TestEvalHostStops(t *testing.T) {
 		fakes = append(fakes, m.Route(marker, fakemodel.Reply{Hang: 200 * time.Millisecond, Text: []string{"ok"}}))
 		cases = append(cases, api.EvalCase{Message: marker + " Hi"})
 	}
-	first, err := host.New(evalTools(t), &host.Options{StateRoot: dir, Store: st, LeaseTTL: time.Second, Model: mustFake(t, m)})
+	first, err := newEvalBed(evalTools(t), &host.Options{StateRoot: dir, Store: st, LeaseTTL: time.Second, Model: mustFake(t, m)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,7 +491,7 @@ func TestEvalHostStops(t *testing.T) {
 			}
 		}
 	}
-	if mid.Status == api.EvalCompleted || mid.Cases[0].Status != api.EvalFailed || interrupted > host.EvalConcurrencyDefault {
+	if mid.Status == api.EvalCompleted || mid.Cases[0].Status != api.EvalFailed || interrupted > evals.ConcurrencyDefault {
 		t.Fatalf("after the host stopped: %+v", mid)
 	}
 	second := evalHost(t, st, evalTools(t), m, host.Options{StateRoot: dir})
@@ -520,7 +521,7 @@ func mustFake(t testing.TB, m *fakemodel.Router) model.Provider {
 // BenchmarkEvalBatch runs batches of one-turn cases (50, and 500) with
 // the instant fake model and reports cases a second:
 //
-//	go test ./host -run '^$' -bench EvalBatch -benchtime 3x
+//	go test ./evals -run '^$' -bench EvalBatch -benchtime 3x
 func BenchmarkEvalBatch(b *testing.B) {
 	for _, driver := range drivers {
 		for _, n := range []int{50, 500} {

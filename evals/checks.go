@@ -1,0 +1,176 @@
+package evals
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/internal/progress"
+)
+
+// evalChecks checks a case's checks against its session's events; lastTurn
+// is the turn whose answer is the final one.
+func evalChecks(checks []api.EvalCheck, evs []api.Event, lastTurn string) []api.EvalCheckResult {
+	var (
+		calls    []api.Action
+		answer   string
+		answered bool
+		steps    int
+		errs     []string
+	)
+	for _, e := range evs {
+		switch e.Kind {
+		case api.KindActionsRequested:
+			if a, err := api.Decode[api.ActionsRequested](e); err == nil {
+				calls = append(calls, a.Actions...)
+			}
+		case api.KindMessage:
+			if m, err := api.Decode[api.Message](e); err == nil && m.Role == api.RoleAssistant && e.TurnID == lastTurn {
+				answer, answered = m.Text, true
+			}
+		case api.KindTurnCompleted:
+			if tc, err := api.Decode[api.TurnCompleted](e); err == nil && tc.Steps != nil {
+				steps += *tc.Steps
+			}
+		case api.KindTurnFailed:
+			if tf, err := api.Decode[api.TurnFailed](e); err == nil {
+				if tf.Steps != nil {
+					steps += *tf.Steps
+				}
+				errs = append(errs, "a turn failed: "+tf.Reason)
+			}
+		case api.KindActionResult:
+			if r, err := api.Decode[api.ActionResult](e); err == nil && r.IsError {
+				errs = append(errs, fmt.Sprintf("%s (%s) had an error: %s", r.Tool, r.CallID, preview(resultText(r.Result), 200)))
+			}
+		}
+	}
+	out := make([]api.EvalCheckResult, 0, len(checks))
+	for _, c := range checks {
+		r := api.EvalCheckResult{Check: c}
+		switch {
+		case c.Called != "":
+			r.Pass, r.Detail = checkCalled(c, calls)
+		case c.NotCalled != "":
+			var ids []string
+			for _, a := range calls {
+				if a.Tool == c.NotCalled {
+					ids = append(ids, a.CallID)
+				}
+			}
+			r.Pass = len(ids) == 0
+			if !r.Pass {
+				r.Detail = fmt.Sprintf("called %s: %s", times(len(ids)), strings.Join(ids, ", "))
+			}
+		case c.Contains != "":
+			r.Pass = answered && strings.Contains(answer, c.Contains)
+			r.Detail = answerDetail(answered, r.Pass, answer, "does not contain it")
+		case c.Matches != "":
+			re, err := regexp.Compile(c.Matches)
+			if err != nil {
+				r.Detail = "not a regular expression: " + err.Error()
+				break
+			}
+			r.Pass = answered && re.MatchString(answer)
+			r.Detail = answerDetail(answered, r.Pass, answer, "does not match")
+		case c.MaxSteps > 0:
+			r.Pass = steps <= c.MaxSteps
+			r.Detail = fmt.Sprintf("%d model steps", steps)
+		case c.NoError:
+			r.Pass = len(errs) == 0
+			if !r.Pass {
+				r.Detail = strings.Join(errs, "; ")
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// checkCalled checks a called check: a call of the tool whose input holds
+// the check's args (a subset, compared as JSON values).
+func checkCalled(c api.EvalCheck, calls []api.Action) (bool, string) {
+	var want map[string]any
+	if len(c.Args) > 0 {
+		b, err := json.Marshal(c.Args)
+		if err == nil {
+			err = json.Unmarshal(b, &want)
+		}
+		if err != nil {
+			return false, "the args cannot be compared: " + err.Error()
+		}
+	}
+	n := 0
+	var lastInput string
+	for _, a := range calls {
+		if a.Tool != c.Called {
+			continue
+		}
+		n++
+		if want == nil {
+			return true, "called by " + a.CallID
+		}
+		var in map[string]any
+		if len(a.Input) > 0 && json.Unmarshal(a.Input, &in) == nil && holds(in, want) {
+			return true, "called with the args by " + a.CallID
+		}
+		lastInput = string(a.Input)
+		if lastInput == "" {
+			lastInput = a.InputText
+		}
+	}
+	if n == 0 {
+		return false, "not called"
+	}
+	return false, fmt.Sprintf("called %s, never with the args; last input: %s", times(n), preview(lastInput, 200))
+}
+
+// holds reports whether in has every field of want with an equal value.
+func holds(in, want map[string]any) bool {
+	for k, v := range want {
+		got, ok := in[k]
+		if !ok || !reflect.DeepEqual(got, v) {
+			return false
+		}
+	}
+	return true
+}
+
+func answerDetail(answered, pass bool, answer, fails string) string {
+	switch {
+	case !answered:
+		return "no final answer"
+	case pass:
+		return ""
+	}
+	return fmt.Sprintf("the final answer %s: %q", fails, preview(answer, 200))
+}
+
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return strconv.Itoa(n) + " times"
+}
+
+// preview cuts s to about n bytes, at a rune boundary.
+func preview(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return progress.TruncateUTF8(s, n) + "…"
+}
+
+// resultText is a tool's result as text: a string's own text, other JSON
+// as it is.
+func resultText(result json.RawMessage) string {
+	var s string
+	if json.Unmarshal(result, &s) == nil {
+		return s
+	}
+	return string(result)
+}
