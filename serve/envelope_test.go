@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentsdk/agentsdk/evals"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/schedule"
 	"github.com/agentsdk/agentsdk/serve"
@@ -56,11 +57,15 @@ func TestScheduleAndEvalAnswersSayOK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ev, err := evals.New(h, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := h.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	srv, err := serve.New(h, &serve.Options{Slug: "agent", Token: testToken})
+	srv, err := serve.New(h, &serve.Options{Slug: "agent", Token: testToken, Evals: ev})
 	if err != nil {
 		t.Fatal(err)
 	}

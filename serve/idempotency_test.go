@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/evals"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/serve"
 	"github.com/agentsdk/agentsdk/store"
@@ -60,7 +61,11 @@ func idemServer(t *testing.T, dbPath string, runs *atomic.Int64, release chan st
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := serve.New(h, &serve.Options{Slug: "agent", Token: testToken})
+	ev, err := evals.New(h, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := serve.New(h, &serve.Options{Slug: "agent", Token: testToken, Evals: ev})
 	if err != nil {
 		t.Fatal(err)
 	}
