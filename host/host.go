@@ -11,7 +11,10 @@
 //
 // The host's parts, one concept a file set: direct calls and the one call
 // builder (call.go, workspace.go); sessions and their event log (session.go,
-// eventlog.go, hub.go); the model turn loop (turn.go, history.go); leases
+// eventlog.go, hub.go), followed through one function (follow.go:
+// Sessions.Follow, which the SSE stream, evals and channels use); the
+// handle every entry point acts through (handle.go); the model turn loop
+// (turn.go, history.go, on internal/turnloop); leases
 // and recovery (lifecycle.go); approvals (approval.go, waiters.go); and the
 // per-call services (kv.go, files.go, artifacts.go, telemetry.go);
 // schedules and reminders (schedules.go, reminders.go). Work that is a
