@@ -96,6 +96,12 @@ func (s *Service) caseJob(ctx context.Context, tx store.Tx, job store.Job) error
 // takes the batch's row, so that the count after it sees every case
 // started before: the batch never runs more than it may.
 func (s *Service) startCase(ctx context.Context, tx store.Tx, batchID string, index int, c api.EvalCase, concurrency int) (bool, error) {
+	if s.h.Closing() {
+		// A closing host starts no case (its job worker may still run a
+		// job while the cases it ran are being interrupted): the case
+		// waits for another host, or the next start.
+		return false, store.Snooze(evalSnooze)
+	}
 	sessionID := host.NewSessionID()
 	started := time.Now()
 	err := tx.StartEvalCase(ctx, batchID, index, sessionID, started, started.Add(s.h.LeaseTTL()))

@@ -97,7 +97,7 @@ func (h *Host) sweepSubsystems(ctx context.Context) {
 // case), which outlives the request that started it. It returns false,
 // and runs nothing, once the host is closing.
 func (h *Host) Go(what string, fn func(ctx context.Context)) bool {
-	if h.ctx.Err() != nil {
+	if h.Closing() {
 		return false
 	}
 	h.wg.Add(1)
@@ -108,6 +108,11 @@ func (h *Host) Go(what string, fn func(ctx context.Context)) bool {
 	}()
 	return true
 }
+
+// Closing reports whether the host is closing (Close has begun): a
+// subsystem's job handler starts no new work then, and leaves it for
+// another host or the next start.
+func (h *Host) Closing() bool { return h.ctx.Err() != nil }
 
 // Store returns the host's store, for subsystems' own records and jobs
 // (package evals: store.Evals, store.Jobs). A session's events are
