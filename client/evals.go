@@ -63,16 +63,22 @@ func (c *Client) Eval(ctx context.Context, id string) (api.EvalBatch, error) {
 // WaitEval polls a batch every interval (0 means a second) until it is
 // completed, and returns it; progress, if not nil, is called with the
 // batch after each poll that finds it still running. It returns ctx's
-// error if ctx ends first (the batch goes on).
+// error if ctx ends first (the batch goes on), with the batch as last
+// read.
 func (c *Client) WaitEval(ctx context.Context, id string, interval time.Duration, progress func(api.EvalBatch)) (api.EvalBatch, error) {
 	if interval <= 0 {
 		interval = time.Second
 	}
+	var last api.EvalBatch
 	for {
 		b, err := c.Eval(ctx, id)
 		if err != nil {
+			if ctx.Err() != nil {
+				return last, ctx.Err() // ended during a poll
+			}
 			return api.EvalBatch{}, err
 		}
+		last = b
 		if b.Status == api.EvalCompleted {
 			return b, nil
 		}

@@ -108,10 +108,11 @@ func TestWaitEvalCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	wctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	got, err := b.client.WaitEval(wctx, started.ID, 50*time.Millisecond, nil)
-	if !errors.Is(err, context.DeadlineExceeded) || got.ID != started.ID || got.Status == api.EvalCompleted {
+	polls := 0
+	got, err := b.client.WaitEval(wctx, started.ID, 50*time.Millisecond, func(api.EvalBatch) { polls++ })
+	if !errors.Is(err, context.DeadlineExceeded) || polls == 0 || got.ID != started.ID || got.Status == api.EvalCompleted {
 		t.Errorf("WaitEval: %+v %v", got, err)
 	}
 }
