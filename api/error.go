@@ -93,7 +93,7 @@ var codes = map[Code]codeInfo{
 	CodeBadIdempotencyKey:     {http.StatusBadRequest, "an Idempotency-Key that is not 1 to 255 printable ASCII characters"},
 	CodeIdempotencyKeyReused:  {http.StatusUnprocessableEntity, "the Idempotency-Key was used with another request (method, path or body)"},
 	CodeIdempotencyInProgress: {http.StatusConflict, "the first request with this Idempotency-Key is still running; retry later"},
-	CodeQuotaExceeded:         {http.StatusTooManyRequests, "the principal holds as many open sessions or parked calls as the host allows"},
+	CodeQuotaExceeded:         {http.StatusTooManyRequests, "the principal holds as many open sessions, parked calls or running eval batches as the host allows"},
 
 	CodeRequestTimeout: {http.StatusRequestTimeout, "the request body did not arrive within the host's body timeout"},
 	CodeOverCapacity:   {http.StatusServiceUnavailable, "the host is at its limit of connections or event streams; retry after Retry-After"},
