@@ -22,7 +22,10 @@ func (s *Service) runCase(ctx context.Context, c api.EvalCase, principal, sessio
 	if err != nil {
 		return api.EvalCaseResult{Status: api.EvalFailed, Error: err.Error()}
 	}
-	checks := evalChecks(c.Checks, evs, lastTurn)
+	checks, err := evalChecks(ctx, c.Checks, evs, lastTurn)
+	if err != nil {
+		return api.EvalCaseResult{Status: api.EvalFailed, Error: "checking the case: " + err.Error()}
+	}
 	if c.Scorer != "" {
 		checks = append(checks, s.score(ctx, c, evs))
 	}
