@@ -65,6 +65,7 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused
 	}
+	setMemoryLimit(logger)
 	stateDir, err := filepath.Abs(*state)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
@@ -156,6 +157,23 @@ func noLimit[T int | time.Duration](v T) T {
 		return -1
 	}
 	return v
+}
+
+// setMemoryLimit sets the Go runtime's soft memory limit from the
+// machine (memoryLimit) unless GOMEMLIMIT is set (the runtime reads that
+// itself; GOMEMLIMIT=off turns the limit off), and logs it once.
+func setMemoryLimit(logger *slog.Logger) {
+	if v := os.Getenv("GOMEMLIMIT"); v != "" {
+		logger.Info("the Go memory limit is GOMEMLIMIT's", "GOMEMLIMIT", v)
+		return
+	}
+	limit, from := memoryLimit(os.DirFS("/"))
+	if limit <= 0 {
+		logger.Info("no Go memory limit: neither the cgroup's memory limit nor physical memory could be read; set GOMEMLIMIT")
+		return
+	}
+	debug.SetMemoryLimit(limit)
+	logger.Info("set the Go memory limit", "limit", formatBytes(limit), "share", memLimitShare, "of", from, "override", "GOMEMLIMIT")
 }
 
 // newLogger returns the request and host logger, writing to stderr in the

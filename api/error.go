@@ -91,9 +91,9 @@ var codes = map[Code]codeInfo{
 	CodeInternal:         {http.StatusInternalServerError, "the host failed; its log says why"},
 
 	CodeBadIdempotencyKey:     {http.StatusBadRequest, "an Idempotency-Key that is not 1 to 255 printable ASCII characters"},
-	CodeIdempotencyKeyReused:  {http.StatusUnprocessableEntity, "the Idempotency-Key was used with another request (method, path or body)"},
+	CodeIdempotencyKeyReused:  {http.StatusUnprocessableEntity, "the Idempotency-Key was used with another request (method, path, body, or a stream asked for by Accept: text/event-stream or not)"},
 	CodeIdempotencyInProgress: {http.StatusConflict, "the first request with this Idempotency-Key is still running; retry later"},
-	CodeQuotaExceeded:         {http.StatusTooManyRequests, "the principal holds as many open sessions or parked calls as the host allows"},
+	CodeQuotaExceeded:         {http.StatusTooManyRequests, "the principal holds as many open sessions, parked calls or running eval batches as the host allows"},
 
 	CodeRequestTimeout: {http.StatusRequestTimeout, "the request body did not arrive within the host's body timeout"},
 	CodeOverCapacity:   {http.StatusServiceUnavailable, "the host is at its limit of connections or event streams; retry after Retry-After"},

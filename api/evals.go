@@ -89,6 +89,9 @@ type EvalBatch struct {
 	Total  int     `json:"total"`
 	// Concurrency is how many cases run at once.
 	Concurrency int `json:"concurrency"`
+	// Principal is who ran the batch: its cases' sessions are that
+	// principal's, and count against its quota.
+	Principal string `json:"principal,omitempty"`
 	// Cases are the case results (in a listing: omitted).
 	Cases []EvalCaseResult `json:"cases,omitempty"`
 }

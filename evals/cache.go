@@ -1,10 +1,12 @@
 package evals
 
 import (
+	"cmp"
 	"context"
 	"sync"
 
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/store"
 )
 
@@ -13,7 +15,8 @@ import (
 // cases have been started, as far as this service knows.
 type batchCases struct {
 	cases       []api.EvalCase
-	concurrency int // cases at once
+	concurrency int    // cases at once
+	principal   string // who ran the batch: its cases' sessions are its
 
 	mu   sync.Mutex
 	next int // the cases before it are not queued
@@ -62,7 +65,7 @@ func (c *cache) batch(ctx context.Context, r store.Evals, batchID string) (*batc
 	if err != nil {
 		return nil, err
 	}
-	bc = &batchCases{cases: make([]api.EvalCase, len(b.Cases)), next: len(b.Cases), concurrency: max(b.Concurrency, 1)}
+	bc = &batchCases{cases: make([]api.EvalCase, len(b.Cases)), next: len(b.Cases), concurrency: max(b.Concurrency, 1), principal: cmp.Or(b.Principal, host.EvalPrincipal)}
 	for i, cr := range b.Cases {
 		bc.cases[i] = cr.Case
 		if cr.Status == api.EvalQueued && i < bc.next {

@@ -82,7 +82,7 @@ func (s *Service) caseJob(ctx context.Context, tx store.Tx, job store.Job) error
 	if n := bc.concurrency; running >= n {
 		return store.Snooze(min(evalSnooze*time.Duration(1+(index-front)/n), evalSnoozeMax))
 	}
-	started, err := s.startCase(ctx, tx, batchID, index, bc.cases[index], bc.concurrency)
+	started, err := s.startCase(ctx, tx, batchID, index, bc)
 	if err == nil && !started {
 		bc.taken(index)
 	}
@@ -95,7 +95,7 @@ func (s *Service) caseJob(ctx context.Context, tx store.Tx, job store.Job) error
 // runs as many cases as it may, it snoozes (rolling back). StartEvalCase
 // takes the batch's row, so that the count after it sees every case
 // started before: the batch never runs more than it may.
-func (s *Service) startCase(ctx context.Context, tx store.Tx, batchID string, index int, c api.EvalCase, concurrency int) (bool, error) {
+func (s *Service) startCase(ctx context.Context, tx store.Tx, batchID string, index int, bc *batchCases) (bool, error) {
 	if s.h.Closing() {
 		// A closing host starts no case (its job worker may still run a
 		// job while the cases it ran are being interrupted): the case
@@ -115,11 +115,11 @@ func (s *Service) startCase(ctx context.Context, tx store.Tx, batchID string, in
 	if err != nil {
 		return false, err
 	}
-	if running > concurrency {
+	if running > bc.concurrency {
 		return false, store.Snooze(evalSnooze)
 	}
 	tx.AfterCommit(func() {
-		s.goCase(batchID, index, c, sessionID, started)
+		s.goCase(batchID, index, bc.cases[index], bc.principal, sessionID, started)
 	})
 	return true, nil
 }
@@ -144,7 +144,7 @@ func (s *Service) startQueued(ctx context.Context, batchID string) {
 			return
 		}
 		err := s.jobs.InTx(ctx, func(tx store.Tx) error {
-			_, err := s.startCase(ctx, tx, batchID, i, bc.cases[i], bc.concurrency)
+			_, err := s.startCase(ctx, tx, batchID, i, bc)
 			return err
 		})
 		if _, snoozed := store.Snoozed(err); snoozed {
@@ -160,15 +160,15 @@ func (s *Service) startQueued(ctx context.Context, batchID string) {
 	}
 }
 
-// goCase runs a started case in the background on the host, renewing its
-// hold, and records its result; then it starts the batch's next queued
-// cases.
-func (s *Service) goCase(batchID string, index int, c api.EvalCase, sessionID string, started time.Time) {
+// goCase runs a started case in the background on the host, in a
+// session of principal's (the batch's), renewing its hold, and records
+// its result; then it starts the batch's next queued cases.
+func (s *Service) goCase(batchID string, index int, c api.EvalCase, principal, sessionID string, started time.Time) {
 	ran := s.h.Go("running an eval case", func(hostCtx context.Context) {
 		ctx, cancel := context.WithCancelCause(hostCtx)
 		defer cancel(nil)
 		go s.keepHold(ctx, cancel, batchID, index)
-		r := s.runCase(ctx, c, sessionID)
+		r := s.runCase(ctx, c, principal, sessionID)
 		r.Index, r.Case, r.SessionID, r.Started = index, c, sessionID, &started
 		if errors.Is(context.Cause(ctx), errEvalLapsed) {
 			s.logger.Warn("an eval case's hold lapsed while it ran; another host recorded it as interrupted", "batch", batchID, "case", index)

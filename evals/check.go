@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -21,6 +22,13 @@ const (
 	maxEvalName         = 200      // bytes of a batch's or a case's name
 	maxEvalConcurrency  = 64
 	maxEvalPattern      = 4 << 10 // bytes of a Matches or Contains
+	// A Matches is an RE2 expression: matching is linear in the answer,
+	// but times the size of its compiled program, which a counted repeat
+	// multiplies ((a|aa){0,1000}b is 15 bytes and 7,003 instructions:
+	// seconds on a 64 KiB answer). These bound both, and evalCheckTimeout
+	// the match.
+	maxEvalRegexp  = 1 << 10 // bytes of a Matches
+	maxEvalProgram = 500     // instructions of a Matches, compiled
 )
 
 // agentTools are the agent's tools as an eval's checks name them: the
@@ -167,11 +175,34 @@ func checkEvalCheck(bad func(string, string, ...any), path string, c api.EvalChe
 		bad(path+".maxSteps", "must be positive")
 	case len(c.Contains) > maxEvalPattern || len(c.Matches) > maxEvalPattern:
 		bad(path, "the text is longer than %d bytes", maxEvalPattern)
+	case len(c.Matches) > maxEvalRegexp:
+		bad(path+".matches", "is %d bytes; a pattern has at most %d", len(c.Matches), maxEvalRegexp)
 	case c.Matches != "":
-		if _, err := regexp.Compile(c.Matches); err != nil {
+		n, err := regexpSize(c.Matches)
+		switch {
+		case err != nil:
 			bad(path+".matches", "is not a regular expression (RE2): %v", err)
+		case n > maxEvalProgram:
+			bad(path+".matches", "compiles to %d instructions; at most %d (a counted repeat such as {0,1000} copies what it repeats)", n, maxEvalProgram)
 		}
 	}
+}
+
+// regexpSize is how many instructions an RE2 expression compiles to, as
+// package regexp compiles it.
+func regexpSize(expr string) (int, error) {
+	if _, err := regexp.Compile(expr); err != nil {
+		return 0, err
+	}
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return 0, err
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return 0, err
+	}
+	return len(prog.Inst), nil
 }
 
 func invalidEval(problems []tool.Violation) error {

@@ -68,6 +68,9 @@ func TestCheckEval(t *testing.T) {
 		{"args not JSON", one(api.EvalCase{Message: "hi", Checks: []api.EvalCheck{{Called: "lookup", Args: map[string]any{"f": func() {}}}}}), "cases[0].checks[0].args: cannot be encoded as JSON: json: unsupported type: func()"},
 		{"a long contains", one(api.EvalCase{Message: "hi", Checks: []api.EvalCheck{{Contains: strings.Repeat("c", maxEvalPattern+1)}}}), "cases[0].checks[0]: the text is longer than 4096 bytes"},
 		{"a long matches", one(api.EvalCase{Message: "hi", Checks: []api.EvalCheck{{Matches: strings.Repeat("c", maxEvalPattern+1)}}}), "cases[0].checks[0]: the text is longer than 4096 bytes"},
+		{"a matches that compiles large", one(api.EvalCase{Message: "hi", Checks: []api.EvalCheck{{Matches: `(a|aa){0,1000}b`}}}), "cases[0].checks[0].matches: compiles to 7003 instructions; at most 500 (a counted repeat such as {0,1000} copies what it repeats)"},
+		{"a matches at the limit", one(api.EvalCase{Message: "hi", Checks: []api.EvalCheck{{Matches: `(?:[ab]?){240}c`}}}), ""},
+		{"a matches too long", one(api.EvalCase{Message: "hi", Checks: []api.EvalCheck{{Matches: strings.Repeat("c", maxEvalRegexp+1)}}}), "cases[0].checks[0].matches: is 1025 bytes; a pattern has at most 1024"},
 		{"three kinds", one(api.EvalCase{Message: "hi", Checks: []api.EvalCheck{{NotCalled: "x", MaxSteps: 2, NoError: true}}}), "cases[0].checks[0]: has notCalled and maxSteps and noError; a check is exactly one kind (make one check of each)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

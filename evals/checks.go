@@ -1,20 +1,28 @@
 package evals
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/internal/progress"
 )
 
+// evalCheckTimeout bounds one check (a matches check's match; the others
+// take no time to speak of).
+const evalCheckTimeout = 5 * time.Second
+
 // evalChecks checks a case's checks against its session's events; lastTurn
-// is the turn whose answer is the final one.
-func evalChecks(checks []api.EvalCheck, evs []api.Event, lastTurn string) []api.EvalCheckResult {
+// is the turn whose answer is the final one. The checks run under ctx, the
+// case's: a check that runs past its deadline, or past evalCheckTimeout,
+// is an error of the case's, naming the check.
+func evalChecks(ctx context.Context, checks []api.EvalCheck, evs []api.Event, lastTurn string) ([]api.EvalCheckResult, error) {
 	var (
 		calls    []api.Action
 		answer   string
@@ -50,7 +58,7 @@ func evalChecks(checks []api.EvalCheck, evs []api.Event, lastTurn string) []api.
 		}
 	}
 	out := make([]api.EvalCheckResult, 0, len(checks))
-	for _, c := range checks {
+	for k, c := range checks {
 		r := api.EvalCheckResult{Check: c}
 		switch {
 		case c.Called != "":
@@ -75,7 +83,11 @@ func evalChecks(checks []api.EvalCheck, evs []api.Event, lastTurn string) []api.
 				r.Detail = "not a regular expression: " + err.Error()
 				break
 			}
-			r.Pass = answered && re.MatchString(answer)
+			if answered {
+				if r.Pass, err = matchWithin(ctx, re, answer); err != nil {
+					return nil, fmt.Errorf("checks[%d] (matches %q): %w", k, preview(c.Matches, 80), err)
+				}
+			}
 			r.Detail = answerDetail(answered, r.Pass, answer, "does not match")
 		case c.MaxSteps > 0:
 			r.Pass = steps <= c.MaxSteps
@@ -88,7 +100,24 @@ func evalChecks(checks []api.EvalCheck, evs []api.Event, lastTurn string) []api.
 		}
 		out = append(out, r)
 	}
-	return out
+	return out, nil
+}
+
+// matchWithin matches re against s unless ctx ends first, or
+// evalCheckTimeout passes; then the match is left to finish by itself
+// (regexp cannot be stopped; checkEval bounds its program, and so how
+// long it may take) and the error says why.
+func matchWithin(ctx context.Context, re *regexp.Regexp, s string) (bool, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, evalCheckTimeout, fmt.Errorf("the match took longer than %v", evalCheckTimeout))
+	defer cancel()
+	done := make(chan bool, 1)
+	go func() { done <- re.MatchString(s) }()
+	select {
+	case ok := <-done:
+		return ok, nil
+	case <-ctx.Done():
+		return false, context.Cause(ctx)
+	}
 }
 
 // checkCalled checks a called check: a call of the tool whose input holds

@@ -1,9 +1,12 @@
 package evals
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentsdk/agentsdk/api"
 )
@@ -76,7 +79,10 @@ func TestEvalChecks(t *testing.T) {
 			if last == "" {
 				last = "t2"
 			}
-			got := evalChecks([]api.EvalCheck{tc.check}, evs, last)
+			got, err := evalChecks(context.Background(), []api.EvalCheck{tc.check}, evs, last)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if len(got) != 1 {
 				t.Fatalf("%d results", len(got))
 			}
@@ -84,6 +90,28 @@ func TestEvalChecks(t *testing.T) {
 				t.Errorf("pass=%v %q, want pass=%v %q", got[0].Pass, got[0].Detail, tc.pass, tc.detail)
 			}
 		})
+	}
+}
+
+// A matches check runs under the case's deadline: one that runs past it
+// fails the case at once, with an error naming the check, rather than
+// holding it for as long as the match takes.
+func TestEvalChecksDeadline(t *testing.T) {
+	t.Parallel()
+	evs := trajectory(t, "turn:t1",
+		api.Message{Role: api.RoleAssistant, Text: strings.Repeat("a", 64<<10)},
+		api.TurnCompleted{Steps: steps(1)})
+	cause := errors.New("timed out after 50ms")
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 50*time.Millisecond, cause)
+	defer cancel()
+	start := time.Now()
+	// Under the program limit, and still about a second on 64 KiB.
+	_, err := evalChecks(ctx, []api.EvalCheck{{Contains: "a"}, {Matches: `(?:[ab]?){240}c`}}, evs, "t1")
+	if took := time.Since(start); took > 500*time.Millisecond {
+		t.Errorf("the checks took %v past a 50ms deadline", took)
+	}
+	if !errors.Is(err, cause) || !strings.Contains(err.Error(), `checks[1] (matches "`) {
+		t.Errorf("err = %v; want the case's deadline, naming checks[1] (matches)", err)
 	}
 }
 
@@ -95,7 +123,10 @@ func TestEvalChecksFailedTurn(t *testing.T) {
 		api.ActionsRequested{Actions: []api.Action{{CallID: "c1", Tool: "lookup", InputText: "not json"}}},
 		api.TurnFailed{Reason: "provider error", Steps: steps(4)},
 	)
-	got := evalChecks([]api.EvalCheck{{NoError: true}, {MaxSteps: 4}, {Called: "lookup", Args: map[string]any{"city": "Oslo"}}}, evs, "t1")
+	got, err := evalChecks(context.Background(), []api.EvalCheck{{NoError: true}, {MaxSteps: 4}, {Called: "lookup", Args: map[string]any{"city": "Oslo"}}}, evs, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := []struct {
 		pass   bool
 		detail string

@@ -13,16 +13,19 @@ import (
 // evalCaseTimeout bounds a case, all its turns together.
 const evalCaseTimeout = 10 * time.Minute
 
-// runCase runs a case in its session and checks what happened. The
-// result has Status, Checks, Score, Pass and Error.
-func (s *Service) runCase(ctx context.Context, c api.EvalCase, sessionID string) api.EvalCaseResult {
+// runCase runs a case in its session, principal's, and checks what
+// happened. The result has Status, Checks, Score, Pass and Error.
+func (s *Service) runCase(ctx context.Context, c api.EvalCase, principal, sessionID string) api.EvalCaseResult {
 	ctx, cancel := context.WithTimeoutCause(ctx, evalCaseTimeout, fmt.Errorf("timed out after %v", evalCaseTimeout))
 	defer cancel()
-	evs, lastTurn, err := s.converse(ctx, c, sessionID)
+	evs, lastTurn, err := s.converse(ctx, c, principal, sessionID)
 	if err != nil {
 		return api.EvalCaseResult{Status: api.EvalFailed, Error: err.Error()}
 	}
-	checks := evalChecks(c.Checks, evs, lastTurn)
+	checks, err := evalChecks(ctx, c.Checks, evs, lastTurn)
+	if err != nil {
+		return api.EvalCaseResult{Status: api.EvalFailed, Error: "checking the case: " + err.Error()}
+	}
 	if c.Scorer != "" {
 		checks = append(checks, s.score(ctx, c, evs))
 	}
@@ -39,16 +42,16 @@ func (s *Service) runCase(ctx context.Context, c api.EvalCase, sessionID string)
 	return r
 }
 
-// converse creates the case's session with its first message and sends
+// converse creates the case's session, principal's, with its first message and sends
 // each of the others once the previous turn has ended; it returns the
 // session's events and the last turn's id. A turn that failed, or the
 // case's context ending, is an error.
-func (s *Service) converse(ctx context.Context, c api.EvalCase, sessionID string) ([]api.Event, string, error) {
+func (s *Service) converse(ctx context.Context, c api.EvalCase, principal, sessionID string) ([]api.Event, string, error) {
 	msgs := c.Conversation
 	if c.Message != "" {
 		msgs = []string{c.Message}
 	}
-	_, turnID, err := s.h.Sessions().Create(ctx, host.SessionOptions{Channel: host.EvalChannel, Principal: host.EvalPrincipal, Message: msgs[0], ID: sessionID})
+	_, turnID, err := s.h.Sessions().Create(ctx, host.SessionOptions{Channel: host.EvalChannel, Principal: principal, Message: msgs[0], ID: sessionID})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, "", context.Cause(ctx)

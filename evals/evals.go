@@ -57,6 +57,10 @@ import (
 // ConcurrencyDefault is how many cases of a batch run at once.
 const ConcurrencyDefault = 4
 
+// MaxRunningBatches is how many batches one principal may have queued or
+// running at once; [Service.Run] refuses the next with quota_exceeded.
+const MaxRunningBatches = 4
+
 // Options configure a [Service]. The zero value is the defaults.
 type Options struct {
 	// Logger receives the service's logs: batches started and completed,
@@ -118,9 +122,14 @@ func (s *Service) ready() error {
 
 // Run starts a batch of an eval's cases and returns it as stored,
 // queued: each case runs as a durable job, in a session of its own on
-// the channel "eval"; Get tells how far it got. principal is who asked
-// (logged). An invalid eval is refused with invalid_eval, listing every
-// problem; a store without durable jobs with no_jobs.
+// the channel "eval"; Get tells how far it got. principal is who asked:
+// the batch is its, and so are its cases' sessions, which count against
+// its session quota (host.Options.MaxSessions) from the start — a batch
+// whose cases, with the cases still queued of its other batches, would
+// take it past the quota is refused with quota_exceeded, and so is a
+// batch beyond MaxRunningBatches. An invalid eval is refused with
+// invalid_eval, listing every problem; a store without durable jobs with
+// no_jobs.
 func (s *Service) Run(ctx context.Context, req api.EvalRunRequest, principal string) (api.EvalBatch, error) {
 	if err := s.ready(); err != nil {
 		return api.EvalBatch{}, err
@@ -129,7 +138,17 @@ func (s *Service) Run(ctx context.Context, req api.EvalRunRequest, principal str
 	if err != nil {
 		return api.EvalBatch{}, err
 	}
-	b := api.EvalBatch{ID: newID("eval"), Name: req.Name, Status: api.EvalQueued,
+	load, err := s.evals.PrincipalEvals(ctx, principal)
+	if err != nil {
+		return api.EvalBatch{}, storeError(err, nil)
+	}
+	if load.Batches >= MaxRunningBatches {
+		return api.EvalBatch{}, api.Errorf(api.CodeQuotaExceeded, "%s already runs %d eval batches, the most a principal may run at once (%d); wait for one to complete", principal, load.Batches, MaxRunningBatches)
+	}
+	if err := s.h.Sessions().CheckQuota(ctx, principal, load.Queued+len(cases)); err != nil {
+		return api.EvalBatch{}, err
+	}
+	b := api.EvalBatch{ID: newID("eval"), Name: req.Name, Status: api.EvalQueued, Principal: principal,
 		Created: time.Now().UTC().Truncate(time.Microsecond), Total: len(cases), Cases: make([]api.EvalCaseResult, len(cases)),
 		Concurrency: cmp.Or(req.Concurrency, ConcurrencyDefault)}
 	for i, c := range cases {

@@ -193,13 +193,13 @@ func TestEvalBatch(t *testing.T) {
 			if want := (1 + 1.0/3 + 0.75) / 3; math.Abs(b.Score-want) > 1e-9 {
 				t.Errorf("batch score %v, want %v", b.Score, want)
 			}
-			// Each case ran once, in its session on the eval channel.
+			// Each case ran once, in its session on the eval channel, the principal's who ran it.
 			for _, c := range b.Cases {
 				if c.Started == nil || c.Ended == nil || c.Ended.Before(*c.Started) {
 					t.Errorf("case %d: started %v, ended %v", c.Index, c.Started, c.Ended)
 				}
 				sess, err := h.Sessions().Get(ctx, c.SessionID)
-				if err != nil || sess.Channel != "eval" || sess.Principal != "eval" || sess.RunningTurn != "" {
+				if err != nil || sess.Channel != "eval" || sess.Principal != "tester" || sess.RunningTurn != "" {
 					t.Errorf("case %d's session %s: %+v %v", c.Index, c.SessionID, sess, err)
 				}
 			}

@@ -246,7 +246,10 @@ var runnerKinds = map[api.Kind]func(api.Event) error{
 // rep.End, the end of its claim: the turn completed or failed, or parked
 // until its calls waiting for approval are decided. The error is an
 // *api.Error: lease_lost when the runner no longer holds the turn,
-// invalid_report for an event a runner may not write.
+// invalid_report for an event a runner may not write — among them the
+// result of a call its turn did not request (in an actions.requested
+// event, of the report or stored), a second result, and the result of a
+// call that needs approval, which the host records with the decision.
 func (r Runners) Report(ctx context.Context, sessionID, turnID string, rep api.RunnerReport) error {
 	h := r.h
 	ctx = context.WithoutCancel(ctx)
@@ -273,6 +276,9 @@ func (r Runners) Report(ctx context.Context, sessionID, turnID string, rep api.R
 			return api.Errorf(api.CodeInvalidReport, "event %d (%s): %v", i, e.Kind, err)
 		}
 		evs = append(evs, api.Event{Kind: e.Kind, Data: e.Data, TurnID: turnID})
+	}
+	if err := h.checkResults(ctx, sessionID, turnID, evs); err != nil {
+		return err
 	}
 	lost := func(err error) error {
 		if errors.Is(err, store.ErrLeaseLost) || errors.Is(err, store.ErrNotRunning) {
@@ -315,6 +321,17 @@ func (r Runners) Report(ctx context.Context, sessionID, turnID string, rep api.R
 		return api.Errorf(api.CodeInvalidReport, "end %q: want completed, failed or parked", rep.End)
 	}
 	return nil
+}
+
+// Holds reports whether a runner's claim of a turn (token, its fence)
+// still holds it: the turn runs, under that claim. A runner token is good
+// only while it does. Like a call in the turn, it renews the claim's lease.
+func (r Runners) Holds(ctx context.Context, sessionID, turnID string, token int64) bool {
+	if token <= 0 {
+		return false
+	}
+	f := store.Fence{SessionID: sessionID, TurnID: turnID, Token: token}
+	return r.h.log.RenewLease(ctx, f, store.Lease{Holder: "runner", TTL: r.h.opts.LeaseTTL}) == nil
 }
 
 // cancelCloudTurn ends a cloud session's running turn, wherever it is (on

@@ -322,3 +322,64 @@ func FuzzRunnerReport(f *testing.F) {
 		h.Sessions().Cancel(ctx, sess.ID)
 	})
 }
+
+// A runner reports results only of the calls of its turn: each announced
+// in actions.requested (in the report, or stored before) under its tool,
+// without a result yet, and not one the host answers itself (a gated
+// tool's: its result comes with the decision, when approved). Anything
+// else is refused, invalid_report, and nothing of the report appended.
+func TestCloudReportResults(t *testing.T) {
+	h := setupCloud(t, host.CloudOptions{ToolsURL: "http://127.0.0.1:1/agent/mcp"})
+	ctx := context.Background()
+	sess, turnID, err := h.Sessions().Create(ctx, host.SessionOptions{Mode: api.ModeCloud, Message: "weather, then deploy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustClaim(t, h, time.Second)
+	report := func(evs ...api.Event) error {
+		return h.Runners().Report(ctx, sess.ID, turnID, api.RunnerReport{Token: c.Token, Events: evs})
+	}
+	weather, deploy := tool.NewCallID("weather"), tool.NewCallID("deploy")
+	if err := report(payloadEvent(api.ActionsRequested{Actions: []api.Action{
+		{CallID: weather, ModelCallID: "m1", Tool: "weather", Input: json.RawMessage(`{"city":"Oslo"}`)},
+		{CallID: deploy, ModelCallID: "m2", Tool: "deploy", Input: json.RawMessage(`{}`)},
+	}})); err != nil {
+		t.Fatal(err)
+	}
+	result := func(callID, name string) api.Event {
+		return payloadEvent(api.ActionResult{CallID: callID, Tool: name, Result: json.RawMessage(`"done"`)})
+	}
+	refused := func(what, want string, evs ...api.Event) {
+		t.Helper()
+		before, _ := h.Sessions().Events(ctx, sess.ID, 0, 0)
+		err := report(evs...)
+		after, _ := h.Sessions().Events(ctx, sess.ID, 0, 0)
+		if !errors.Is(err, &api.Error{Code: api.CodeInvalidReport}) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want invalid_report with %q", what, err, want)
+		}
+		if len(after) != len(before) {
+			t.Errorf("%s: %d events appended", what, len(after)-len(before))
+		}
+	}
+	refused("a result of a call never requested", "was not requested in this turn",
+		payloadEvent(api.MessageDelta{Text: "x"}), result(tool.NewCallID("weather"), "weather"))
+	refused("a result of a gated call never approved", "needs approval: its result comes with the decision", result(deploy, "deploy"))
+	refused("a result under another tool's name", `was requested as weather, not deploy`, result(weather, "deploy"))
+	if err := report(result(weather, "weather")); err != nil {
+		t.Fatalf("the result of a requested call: %v", err)
+	}
+	refused("a second result of a call", "has its result already", result(weather, "weather"))
+	// Requested and answered in one report.
+	again := tool.NewCallID("weather")
+	if err := report(payloadEvent(api.ActionsRequested{Actions: []api.Action{{CallID: again, Tool: "weather", Input: json.RawMessage(`{"city":"Rome"}`)}}}),
+		result(again, "weather")); err != nil {
+		t.Fatalf("a call requested and answered in one report: %v", err)
+	}
+	refused("a result twice in one report", "has its result already", payloadEvent(api.ActionsRequested{Actions: []api.Action{{CallID: tool.NewCallID("weather"), Tool: "weather"}}}),
+		result(again, "weather"))
+	// A call parked for approval is answered by the host, with its decision.
+	if _, err := h.CallInTurn(ctx, "deploy", json.RawMessage(`{}`), host.InTurn{SessionID: sess.ID, TurnID: turnID, Token: c.Token, CallID: deploy, ModelCallID: "m2"}); err == nil {
+		t.Fatal("the gated call ran")
+	}
+	refused("a result of a call parked for approval", "needs approval: its result comes with the decision", result(deploy, "deploy"))
+}

@@ -40,9 +40,9 @@ type SessionOptions struct {
 	ID string
 }
 
-// The channel and principal of eval cases' sessions (package evals):
-// sessions opened on EvalChannel by EvalPrincipal are bounded by their
-// batch, not by Options.MaxSessions.
+// The channel of eval cases' sessions (package evals), and the principal
+// of a case's scorer call. A case's session is opened by the principal
+// who ran its batch, and counts against that principal's MaxSessions.
 const (
 	EvalChannel   = "eval"
 	EvalPrincipal = "eval"
@@ -61,15 +61,7 @@ func (s Sessions) Create(ctx context.Context, opts SessionOptions) (api.Session,
 	if opts.Message != "" && strings.TrimSpace(opts.Message) == "" {
 		return api.Session{}, "", api.ErrEmptyMessage
 	}
-	// Eval batches open their cases' sessions: they are bounded by the
-	// batch (at most 500 cases), not by the hourly quota.
-	maxSessions := s.h.opts.MaxSessions
-	if opts.Principal == EvalPrincipal && opts.Channel == EvalChannel {
-		maxSessions = -1
-	}
-	if err := s.h.quota(ctx, "sessions created in the last hour", maxSessions, opts.Principal, func(ctx context.Context, p string) (int, error) {
-		return s.h.log.CountSessions(ctx, p, time.Now().Add(-time.Hour))
-	}); err != nil {
+	if err := s.CheckQuota(ctx, opts.Principal, 1); err != nil {
 		return api.Session{}, "", err
 	}
 	mode, err := s.h.sessionMode(opts.Mode)
@@ -97,6 +89,28 @@ func (s Sessions) Create(ctx context.Context, opts SessionOptions) (api.Session,
 	}
 	turnID, err := s.Send(ctx, sess.ID, opts.Message)
 	return sess, turnID, err
+}
+
+// CheckQuota reports quota_exceeded unless principal may create n more
+// sessions now: Options.MaxSessions an hour. Create checks it for one;
+// a caller that will create several (an eval batch, a session per case)
+// checks for all of them before it starts.
+func (s Sessions) CheckQuota(ctx context.Context, principal string, n int) error {
+	count := func(ctx context.Context, p string) (int, error) {
+		return s.h.log.CountSessions(ctx, p, time.Now().Add(-time.Hour))
+	}
+	maxSessions := s.h.opts.MaxSessions
+	if n <= 1 || maxSessions < 0 {
+		return s.h.quota(ctx, "sessions created in the last hour", maxSessions, principal, count)
+	}
+	used, err := count(ctx, principal)
+	if err != nil {
+		return storeError(err, nil)
+	}
+	if used+n > maxSessions {
+		return api.Errorf(api.CodeQuotaExceeded, "%s has created %d sessions in the last hour and asks for %d more; this host allows %d an hour", principal, used, n, maxSessions)
+	}
+	return nil
 }
 
 // Get returns a session.

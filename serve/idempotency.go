@@ -21,8 +21,9 @@ import (
 // with a key runs, and its answer is kept (in the agent's store, so across
 // restarts and hosts) for IdempotencyTTL; a retry with the same key and the
 // same request gets that answer again, with Idempotent-Replayed: true,
-// running nothing. The same key with another request (method, path or
-// body) is refused with 422 idempotency_key_reused; a retry while the first
+// running nothing. The same key with another request (method, path, body,
+// or the representation asked for: Accept: text/event-stream or not) is
+// refused with 422 idempotency_key_reused; a retry while the first
 // still runs waits up to idempotencyWait for it, then gets 409
 // idempotency_in_progress. An answer of 5xx is not kept: a retry runs
 // again. A first request still running after idempotencyLease counts as
@@ -70,6 +71,14 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, next http.Ha
 	}
 	sum := sha256.New()
 	io.WriteString(sum, r.Method+" "+r.URL.Path+"\n")
+	if wantsStream(r) {
+		// The representation is part of the request: an SSE answer is
+		// never replayed to a request for JSON, nor JSON to one for a
+		// stream (idempotency_key_reused). Only what the handlers read of
+		// Accept counts, so every Accept that gets JSON hashes alike, as
+		// before this line (keys kept by an older host still match).
+		io.WriteString(sum, "accept: text/event-stream\n")
+	}
 	sum.Write(body)
 	keys := s.host.Idempotency()
 	p := store.BeginIdempotentParams{Scope: principal, Key: key, Hash: hex.EncodeToString(sum.Sum(nil)),

@@ -222,3 +222,65 @@ func TestRunEvalReplays(t *testing.T) {
 		t.Errorf("another body with the key: %d %s", status, other)
 	}
 }
+
+// A key's answer is replayed only to a request that asks for the same
+// representation: an SSE answer is never replayed to a JSON request, nor
+// a JSON one to a request for a stream (422 idempotency_key_reused, the
+// call not run again); Accept headers that choose the same representation
+// replay as before.
+func TestIdempotentReplayAccept(t *testing.T) {
+	var runs atomic.Int64
+	b := idemServer(t, filepath.Join(t.TempDir(), "agent.db"), &runs, make(chan struct{}))
+	defer b.close()
+	post := func(key, accept string) (int, http.Header, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", b.url+"/tools/count", strings.NewReader(`{"input":{"n":1}}`))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set(serve.IdempotencyHeader, key)
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, string(out)
+	}
+	for _, tc := range []struct{ name, first, retry string }{
+		{"json, then sse", "application/json", "text/event-stream"},
+		{"sse, then json", "text/event-stream", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := "accept-" + tc.name
+			status, h, _ := post(key, tc.first)
+			if status != 200 {
+				t.Fatalf("first: %d", status)
+			}
+			ran := runs.Load()
+			status, h2, body := post(key, tc.retry)
+			if status != 422 || errorCode(body) != "idempotency_key_reused" || h2.Get(serve.ReplayedHeader) != "" {
+				t.Errorf("a retry with Accept %q after %q (%s): %d %s %s", tc.retry, tc.first, h.Get("Content-Type"), status, h2.Get("Content-Type"), body)
+			}
+			if runs.Load() != ran {
+				t.Errorf("the retry ran the call again")
+			}
+		})
+	}
+	// The same representation, however asked for, replays.
+	if status, _, _ := post("same", ""); status != 200 {
+		t.Fatalf("first: %d", status)
+	}
+	for _, accept := range []string{"application/json", "*/*", "application/json, text/plain"} {
+		if status, h, _ := post("same", accept); status != 200 || h.Get(serve.ReplayedHeader) != "true" {
+			t.Errorf("a retry with Accept %q: %d replayed=%q", accept, status, h.Get(serve.ReplayedHeader))
+		}
+	}
+	if status, _, _ := post("stream", "text/event-stream"); status != 200 {
+		t.Fatalf("first: %d", status)
+	}
+	if status, h, _ := post("stream", "Text/Event-Stream; q=1, application/json"); status != 200 || h.Get(serve.ReplayedHeader) != "true" || !strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") {
+		t.Errorf("a stream's retry: %d replayed=%q %s", status, h.Get(serve.ReplayedHeader), h.Get("Content-Type"))
+	}
+}

@@ -129,6 +129,12 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, api.Errorf(api.CodeForbidden, "%s", msg))
 		return
 	}
+	if b, ok := r.Body.(*prereadBody); ok && r.Method == http.MethodPost {
+		if twice, id := envelopeTwice(b.data); twice != "" {
+			refuseEnvelope(w, twice, id)
+			return
+		}
+	}
 	if !e.noFast && e.fast(w, r) {
 		e.fastHits.Add(1)
 		return

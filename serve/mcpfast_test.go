@@ -212,3 +212,52 @@ func validHeader(v string) bool {
 	}
 	return strings.TrimSpace(v) == v
 }
+
+// An MCP message that names a member of its envelope twice — its own,
+// its params', its _meta's, in any case or escaped — is refused with the
+// JSON-RPC error Invalid Request, to its id (or, with none to read, id
+// null and 400), both ways, and nothing runs; a tool's arguments are the
+// tool's, which refuses their duplicate keys as an isError result.
+func TestMCPEnvelopeDuplicates(t *testing.T) {
+	b := setupMCP(t, serve.Options{})
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		id         string
+		twice      string
+	}{
+		{"method", `{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada"}}}`, 200, "1", `field "method" appears twice`},
+		{"method in another case", `{"jsonrpc":"2.0","id":"a","method":"tools/list","Method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada"}}}`, 200, `"a"`, `field "Method" appears twice`},
+		{"params", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"motto"},"params":{"name":"greet","arguments":{"name":"Ada"}}}`, 200, "2", `field "params" appears twice`},
+		{"a tool's name", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"motto","name":"greet","arguments":{"name":"Ada"}}}`, 200, "3", `field "name" of params appears twice`},
+		{"an escaped name", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"motto","n\u0061me":"greet"}}`, 200, "4", `field "name" of params appears twice`},
+		{"arguments", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada"},"arguments":{"name":"Bob"}}}`, 200, "5", `field "arguments" of params appears twice`},
+		{"_meta", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada"},"_meta":{"progressToken":1,"progressToken":2}}}`, 200, "6", `field "progressToken" of params._meta appears twice`},
+		{"id", `{"jsonrpc":"2.0","id":7,"id":8,"method":"tools/list"}`, 400, "null", `field "id" appears twice`},
+		{"in a batch", `[{"jsonrpc":"2.0","id":9,"method":"tools/list","method":"tools/call"}]`, 400, "null", `field "method" of a message of the batch appears twice`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, fast := range []bool{true, false} {
+				serve.SetMCPFastPath(b.srv, fast)
+				got := mcpPost(b.srv, "2025-11-25", tc.body, nil)
+				var v struct {
+					ID    json.RawMessage `json:"id"`
+					Error struct {
+						Code    int    `json:"code"`
+						Message string `json:"message"`
+					} `json:"error"`
+				}
+				if err := json.Unmarshal(got.body, &v); err != nil || got.status != tc.status || got.ctype != "application/json" ||
+					string(v.ID) != tc.id || v.Error.Code != -32600 || !strings.Contains(v.Error.Message, tc.twice) {
+					t.Errorf("fast path %v: %d %s %s; want %d, id %s, -32600 with %q", fast, got.status, got.ctype, got.body, tc.status, tc.id, tc.twice)
+				}
+			}
+			serve.SetMCPFastPath(b.srv, true)
+		})
+	}
+	// Duplicate keys in a tool's arguments are the tool's to refuse.
+	got := mcpPost(b.srv, "2025-11-25", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada","name":"Bob"}}}`, nil)
+	if got.status != 200 || !strings.Contains(string(got.body), `"isError":true`) {
+		t.Errorf("duplicate arguments: %d %s", got.status, got.body)
+	}
+}

@@ -75,8 +75,8 @@ type runnerScope struct {
 // turn: agrt_<base64url scope>.<base64url HMAC-SHA256>, keyed with a key
 // derived from the host's token, so that any host serving the agent with
 // that token accepts it and none accepts it for anything else. It is good
-// while the claim holds: CallInTurn refuses calls once the turn has ended
-// or another claim has taken it.
+// while the claim holds (runnerAuthorized): once the turn has ended or
+// another claim has taken it, the MCP endpoint refuses it.
 func (s *Server) runnerToken(sc runnerScope) string {
 	scope, _ := json.Marshal(sc)
 	payload := base64.RawURLEncoding.EncodeToString(scope)
@@ -114,14 +114,17 @@ func (s *Server) runnerTokenScope(token string) (runnerScope, bool) {
 	return sc, true
 }
 
-// runnerAuthorized reports whether r carries a valid runner token; only
-// the MCP endpoint takes one.
+// runnerAuthorized reports whether r carries a valid runner token whose
+// claim still holds its turn; only the MCP endpoint takes one. Once the
+// turn has ended, parked, or been claimed again, the token opens nothing
+// there either (no tools/list, no tools/call): it is refused as a wrong
+// token is.
 func (s *Server) runnerAuthorized(r *http.Request) bool {
 	if r.URL.Path != "/"+s.slug+mcpPath {
 		return false // no HMAC for a path a runner token cannot open
 	}
-	_, ok := s.bearerScope(r.Header)
-	return ok
+	sc, ok := s.bearerScope(r.Header)
+	return ok && s.host.Runners().Holds(r.Context(), sc.Session, sc.Turn, sc.Token)
 }
 
 // bearerScope returns the scope of the runner token in a request's

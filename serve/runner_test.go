@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentsdk/agentsdk/api"
@@ -128,10 +127,28 @@ func TestRunnerToken(t *testing.T) {
 	if err := c.RunnerReport(ctx, claim.SessionID, claim.TurnID, api.RunnerReport{Token: claim.Token, End: api.RunnerEndCompleted}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.CallTool(ctx, &mcp.CallToolParams{Name: "where", Arguments: map[string]any{}})
-	var rpc *jsonrpc.Error
-	if !errors.As(err, &rpc) || !strings.Contains(rpc.Message, "not running") {
-		t.Errorf("a call after the turn ended: %v", err)
+	// Once its turn has ended, the token opens nothing: no call, no
+	// listing, no new connection.
+	if _, err = s.CallTool(ctx, &mcp.CallToolParams{Name: "where", Arguments: map[string]any{}}); err == nil {
+		t.Errorf("a call after the turn ended: no error")
+	}
+	if tools, err := s.ListTools(ctx, nil); err == nil {
+		t.Errorf("tools/list after the turn ended: %d tools", len(tools.Tools))
+	}
+	if _, err := mcpAs(t, base+"/mcp", claim.RunnerToken, nil); err == nil {
+		t.Errorf("connected with the token of an ended turn")
+	}
+	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Authorization", "Bearer "+claim.RunnerToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Error(err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("tools/list with the token of an ended turn: %s", resp.Status)
+		}
 	}
 
 	// Reports are checked like every body.

@@ -38,6 +38,10 @@ type Evals interface {
 	// done says so. ErrNotRunning if the case is not running (finished
 	// already).
 	FinishEvalCase(ctx context.Context, batchID string, r api.EvalCaseResult) (done bool, err error)
+	// PrincipalEvals counts a principal's batches that are not completed
+	// (b.Principal as CreateEvalBatch stored it) and their cases still
+	// queued: what the principal has asked for and not yet run.
+	PrincipalEvals(ctx context.Context, principal string) (EvalLoad, error)
 	// ExpiredEvalCases lists the running cases whose hold ran out before
 	// now (their host died), as batch id and index.
 	ExpiredEvalCases(ctx context.Context, now time.Time) ([]EvalCaseRef, error)
@@ -47,4 +51,12 @@ type Evals interface {
 type EvalCaseRef struct {
 	BatchID string
 	Index   int
+}
+
+// EvalLoad is what [Evals.PrincipalEvals] counts of a principal's batches.
+type EvalLoad struct {
+	// Batches are the principal's batches that are not completed.
+	Batches int
+	// Queued are their cases not yet started.
+	Queued int
 }

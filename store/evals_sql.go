@@ -12,7 +12,7 @@ import (
 	"github.com/agentsdk/agentsdk/api"
 )
 
-const evalBatchColumns = `id, name, status, created_at, ended_at, score, passed, total, concurrency`
+const evalBatchColumns = `id, name, status, created_at, ended_at, score, passed, total, concurrency, principal`
 
 func scanEvalBatchRow(rows *sql.Rows) (api.EvalBatch, error) { return scanEvalBatch(rows) }
 
@@ -20,7 +20,7 @@ func scanEvalBatch(row interface{ Scan(...any) error }) (api.EvalBatch, error) {
 	var b api.EvalBatch
 	var created int64
 	var ended sql.NullInt64
-	if err := row.Scan(&b.ID, &b.Name, &b.Status, &created, &ended, &b.Score, &b.Passed, &b.Total, &b.Concurrency); err != nil {
+	if err := row.Scan(&b.ID, &b.Name, &b.Status, &created, &ended, &b.Score, &b.Passed, &b.Total, &b.Concurrency, &b.Principal); err != nil {
 		return api.EvalBatch{}, err
 	}
 	b.Created, b.Ended = fromMicros(created), nullMicros(ended)
@@ -126,9 +126,9 @@ func (s *sqlStore) CreateEvalBatch(ctx context.Context, b api.EvalBatch) error {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		// ON CONFLICT rather than a unique violation, which in PostgreSQL
 		// would abort the caller's transaction too (a bound Tx).
-		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO eval_batches (`+evalBatchColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO eval_batches (`+evalBatchColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO NOTHING`),
-			b.ID, b.Name, string(b.Status), micros(b.Created), orNull(b.Ended), b.Score, b.Passed, b.Total, max(b.Concurrency, 1))
+			b.ID, b.Name, string(b.Status), micros(b.Created), orNull(b.Ended), b.Score, b.Passed, b.Total, max(b.Concurrency, 1), b.Principal)
 		if err != nil {
 			return err
 		}
@@ -199,6 +199,20 @@ func (s *sqlStore) RunningEvalCases(ctx context.Context, batchID string) (int, e
 		return 0, fmt.Errorf("counting running eval cases: %w", err)
 	}
 	return n, nil
+}
+
+// PrincipalEvals implements Evals: one query over the principal's
+// batches that are not completed, and their queued cases.
+func (s *sqlStore) PrincipalEvals(ctx context.Context, principal string) (EvalLoad, error) {
+	var l EvalLoad
+	err := s.read.QueryRowContext(ctx, s.q(`SELECT COUNT(DISTINCT b.id), COUNT(c.idx) FROM eval_batches b
+		LEFT JOIN eval_cases c ON c.batch_id = b.id AND c.status = ?
+		WHERE b.principal = ? AND b.status <> ?`),
+		string(api.EvalQueued), principal, string(api.EvalCompleted)).Scan(&l.Batches, &l.Queued)
+	if err != nil {
+		return EvalLoad{}, fmt.Errorf("counting a principal's eval batches: %w", err)
+	}
+	return l, nil
 }
 
 // lockEvalBatch locks a batch's row where the database has row locks, so

@@ -28,6 +28,47 @@ func testEvals(t *testing.T, s store.Store) {
 	t.Run("FinishTogether", func(t *testing.T) { testEvalFinishTogether(t, es) })
 	t.Run("List", func(t *testing.T) { testEvalList(t, es) })
 	t.Run("RollBack", func(t *testing.T) { testEvalsRollBack(t, s, es) })
+	t.Run("Principal", func(t *testing.T) { testEvalPrincipal(t, es) })
+}
+
+// testEvalPrincipal: a batch keeps who ran it, and PrincipalEvals counts
+// that principal's batches not completed and their queued cases.
+func testEvalPrincipal(t *testing.T, es store.Evals) {
+	load := func(principal string, want store.EvalLoad) {
+		t.Helper()
+		if got, err := es.PrincipalEvals(ctx, principal); err != nil || got != want {
+			t.Errorf("PrincipalEvals(%q) = %+v, %v; want %+v", principal, got, err, want)
+		}
+	}
+	load("ana", store.EvalLoad{})
+	for _, b := range []struct {
+		id, principal string
+		n             int
+	}{{"pa1", "ana", 3}, {"pa2", "ana", 2}, {"pb1", "bob", 1}} {
+		eb := evalBatch(b.id, evalAt(time.Duration(b.n)*time.Second), b.n)
+		eb.Principal = b.principal
+		if err := es.CreateEvalBatch(ctx, eb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, err := es.EvalBatch(ctx, "pa1"); err != nil || b.Principal != "ana" {
+		t.Errorf("EvalBatch(pa1).Principal = %q, %v; want ana", b.Principal, err)
+	}
+	load("ana", store.EvalLoad{Batches: 2, Queued: 5})
+	load("bob", store.EvalLoad{Batches: 1, Queued: 1})
+	if err := es.StartEvalCase(ctx, "pa1", 0, "sess-pa1-0", evalAt(time.Minute), evalAt(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	load("ana", store.EvalLoad{Batches: 2, Queued: 4})
+	for i := range 2 {
+		if err := es.StartEvalCase(ctx, "pa2", i, fmt.Sprintf("sess-pa2-%d", i), evalAt(time.Minute), evalAt(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := es.FinishEvalCase(ctx, "pa2", api.EvalCaseResult{Index: i, Status: api.EvalCompleted}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load("ana", store.EvalLoad{Batches: 1, Queued: 2}) // pa2 completed
 }
 
 var evalBase = time.Date(2026, 2, 1, 9, 0, 0, 0, time.UTC)
