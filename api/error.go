@@ -46,6 +46,7 @@ const (
 
 	CodeRequestTimeout Code = "request_timeout"
 	CodeOverCapacity   Code = "over_capacity"
+	CodeUnhealthy      Code = "unhealthy"
 	CodeForbidden      Code = "forbidden"
 
 	CodeToolBusy      Code = "tool_busy"
@@ -97,6 +98,7 @@ var codes = map[Code]codeInfo{
 
 	CodeRequestTimeout: {http.StatusRequestTimeout, "the request body did not arrive within the host's body timeout"},
 	CodeOverCapacity:   {http.StatusServiceUnavailable, "the host is at its limit of connections or event streams; retry after Retry-After"},
+	CodeUnhealthy:      {http.StatusServiceUnavailable, "/healthz, /readyz: the host cannot reach its store or open a file in its state directory (the message says which); /readyz also while it shuts down"},
 	CodeForbidden:      {http.StatusForbidden, "the MCP endpoint refuses the request's Origin, or a non-loopback Host on a loopback connection; or a playground request changing state without its CSRF token"},
 
 	CodeToolBusy:      {http.StatusTooManyRequests, "the tool is running as many calls as it allows (MaxConcurrent, Exclusive) and none ended within its BusyWait; retry later"},

@@ -80,7 +80,11 @@ var (
 // Routes lists the HTTP API.
 var Routes = []Route{
 	{Name: "healthz", Method: http.MethodGet, Path: "/healthz", Root: true, Public: true, Summary: "Liveness; needs no token.",
-		Responses: []Response{{Status: http.StatusOK, Body: OKResponse{}}}},
+		About:     "200 while the host can reach its store and open a file in its state directory (checked at most once a second); else 503 unhealthy, saying which.",
+		Responses: []Response{{Status: http.StatusOK, Body: OKResponse{}}}, Errors: []Code{CodeUnhealthy}},
+	{Name: "readyz", Method: http.MethodGet, Path: "/readyz", Root: true, Public: true, Summary: "Readiness, for load balancers; needs no token.",
+		About:     "What /healthz checks, and 503 unhealthy once the server is shutting down (draining), so that a load balancer sends it no new requests.",
+		Responses: []Response{{Status: http.StatusOK, Body: OKResponse{}}}, Errors: []Code{CodeUnhealthy}},
 	{Name: "openapi", Method: http.MethodGet, Path: "/openapi.json", Summary: "The OpenAPI 3.1 document of this API.",
 		Responses: []Response{{Status: http.StatusOK, ContentType: "application/json", About: "an OpenAPI 3.1 document"}}},
 	{Name: "listTools", Method: http.MethodGet, Path: "/tools", Summary: "The agent's tools, with their input schemas.",

@@ -60,7 +60,7 @@ const refusalGrace = 250 * time.Millisecond
 type Options struct {
 	// Slug prefixes every API path: /<slug>/v1/…. Required.
 	Slug string
-	// Token is the bearer token every endpoint but /healthz requires.
+	// Token is the bearer token every endpoint but /healthz and /readyz requires.
 	// Required: a server without one refuses to start.
 	Token string
 	// MaxBodyBytes bounds request bodies; zero means MaxBodyBytesDefault.
@@ -120,6 +120,7 @@ type Server struct {
 	patterns    []string            // every pattern mounted on mux, in order
 
 	closing   chan struct{} // closed when the server shuts down
+	health    healthCache
 	closeOnce sync.Once
 
 	openAPIDoc func() ([]byte, error) // the OpenAPI document, made once: the tools do not change
@@ -223,6 +224,7 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 func (s *Server) handlers() map[string]http.HandlerFunc {
 	return map[string]http.HandlerFunc{
 		"healthz":          s.healthz,
+		"readyz":           s.readyz,
 		"openapi":          s.openAPI,
 		"listTools":        s.listTools,
 		"callTool":         s.callTool,
@@ -390,10 +392,6 @@ func bearerCredential(h http.Header) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSpace(cred), true
-}
-
-func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, api.OKResponse{OK: true})
 }
 
 // unrouted answers a request no endpoint matched, in the API's error shape:

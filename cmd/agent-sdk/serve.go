@@ -31,7 +31,7 @@ Sessions, turns, events and approvals are kept in <state>/agent.db (SQLite),
 or where --store (else $AGENT_SDK_STORE) says: a SQLite file, or a postgres://
 URL — then the PostgreSQL driver is built into the agent.
 
-Every endpoint but /healthz needs "Authorization: Bearer <token>". The token is
+Every endpoint but /healthz and /readyz needs "Authorization: Bearer <token>". The token is
 --token, else $AGENT_SDK_TOKEN, else the one generated on first start and
 stored in <state>/token (mode 0600). SIGINT or SIGTERM stops the server after
 in-flight calls finish.`,
