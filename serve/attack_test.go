@@ -118,7 +118,7 @@ func settle(t *testing.T, addr string) {
 // one more refused at once (503 over_capacity, Retry-After); and a short
 // timeout (408). Requests with the token are not held to them.
 func TestUnauthenticatedBodyLimits(t *testing.T) {
-	const timeout = 500 * time.Millisecond
+	const timeout = 2 * time.Second
 	hd := serveHardened(t, serve.Options{UnauthBodyTimeout: timeout, MaxUnauthBodies: 2}, serve.ListenOptions{})
 	signed := "/agent/channels/hook/signed"
 	head := func(path string, length int, extra string) string {
@@ -145,39 +145,51 @@ func TestUnauthenticatedBodyLimits(t *testing.T) {
 		}
 	}
 
-	// Two slow bodies take the two places; the next is refused at once.
+	// Four slow bodies for two places: two are read until the timeout
+	// cuts them (408), the others are refused at once (503).
 	var held []*raw
-	for range 2 {
-		r := dialRaw(t, hd.addr)
-		io.WriteString(r, head(signed, 200, "X-Signature: nope\r\n")+"{")
-		held = append(held, r)
-	}
 	start := time.Now()
-	var refused *http.Response
-	for deadline := time.Now().Add(10 * time.Second); refused == nil; {
+	for i := range 4 {
 		r := dialRaw(t, hd.addr)
-		io.WriteString(r, head("/agent/playground/signin", 100, "")+"t")
-		resp, b := r.response(t, 10*time.Second)
-		switch {
-		case resp.StatusCode == 503:
-			refused = resp
-			if codeOf(b) != "over_capacity" || resp.Header.Get("Retry-After") == "" || !resp.Close {
-				t.Errorf("over the places: %d %s (headers %v)", resp.StatusCode, b, resp.Header)
-			}
-		case time.Now().After(deadline):
-			t.Fatalf("a third slow body while two are read: %d %s, never 503", resp.StatusCode, b)
+		if i%2 == 0 {
+			io.WriteString(r, head(signed, 200, "X-Signature: nope\r\n")+"{")
+		} else {
+			io.WriteString(r, head("/agent/playground/signin", 100, "")+"t")
 		}
+		held = append(held, r)
 	}
 	// The token's requests are not held to those places.
 	c := newClient(t)
 	if a := send(t, c, "POST", hd.base+"/agent/v1/tools/quick", "Bearer "+testToken, `{"input":{}}`); a.status != 200 {
 		t.Errorf("an authenticated call while the places are taken: %d %s", a.status, a.body)
 	}
-	for i, r := range held {
-		resp, b := r.response(t, 10*time.Second)
-		if resp.StatusCode != 408 || codeOf(b) != "request_timeout" || !resp.Close {
-			t.Errorf("slow body %d: %d %s", i, resp.StatusCode, b)
-		}
+	got := map[string]int{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, r := range held {
+		wg.Go(func() {
+			r.SetReadDeadline(time.Now().Add(10 * time.Second))
+			resp, err := http.ReadResponse(r.br, nil)
+			if err != nil {
+				t.Errorf("reading a slow body's answer: %v", err)
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case resp.StatusCode == 503 && codeOf(b) == "over_capacity" && resp.Header.Get("Retry-After") != "" && resp.Close:
+				got["503"]++
+			case resp.StatusCode == 408 && codeOf(b) == "request_timeout" && resp.Close:
+				got["408"]++
+			default:
+				t.Errorf("a slow body: %d %s (headers %v)", resp.StatusCode, b, resp.Header)
+			}
+		})
+	}
+	wg.Wait()
+	if got["503"] != 2 || got["408"] != 2 {
+		t.Errorf("four slow bodies for two places: %v, want two 408 and two 503", got)
 	}
 	if held := time.Since(start); held > timeout+5*time.Second {
 		t.Errorf("the slow bodies were cut after %v; the timeout is %v", held, timeout)
