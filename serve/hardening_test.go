@@ -678,6 +678,7 @@ func TestLimitFlagDefaults(t *testing.T) {
 		{"max-conns", serveflags.MaxConnsDefault, serve.MaxConnsDefault},
 		{"max-streams", serveflags.MaxStreamsDefault, serve.MaxStreamsDefault},
 		{"idempotency-ttl", serveflags.IdempotencyTTLDefault, serve.IdempotencyTTLDefault},
+		{"max-overrun", serveflags.MaxOverrunDefault, serve.MaxOverrunDefault},
 	} {
 		if tt.flag != tt.own {
 			t.Errorf("--%s defaults to %v, but the serve package's default is %v", tt.name, tt.flag, tt.own)

@@ -52,6 +52,10 @@ const (
 	// without the token (a signed channel route, the playground's sign-in)
 	// may take to arrive after its headers.
 	UnauthBodyTimeoutDefault = 5 * time.Second
+	// MaxOverrunDefault is how many handlers of one tool's direct calls
+	// may run on past their calls' answers before its direct calls are
+	// refused.
+	MaxOverrunDefault = 64
 	// MaxUnauthBodiesDefault is how many bodies of requests admitted
 	// without the token are read at once.
 	MaxUnauthBodiesDefault = 32
@@ -102,6 +106,16 @@ type Options struct {
 	// any other Origin header is 403. Requests without Origin (MCP
 	// clients that are not web pages) are not affected.
 	MCPOrigins []string
+	// MaxOverrun bounds, per tool, the handlers of direct calls still
+	// running after their call was answered: past the tool's timeout (or
+	// its client's end), the call is answered by its watchdog and its
+	// connection closed, but a handler that ignores its context runs on.
+	// At the bound, the tool's direct calls are answered 503 tool_overrun
+	// until one returns; other tools are served. Each is logged with the
+	// tool's name and counted in the metric agent.tool.overrunning (the
+	// refusals in agent.tool.overrun_refused). Zero means
+	// MaxOverrunDefault, negative no limit.
+	MaxOverrun int
 	// UnauthBodyTimeout bounds how long the body of a request admitted
 	// without the token may take to arrive once its headers are read: a
 	// signed channel route's (channel.Verify, channel.HMACSHA256), whose
@@ -136,6 +150,7 @@ type Server struct {
 
 	bearerBody  bodyRule            // how the body of a request with a credential is read
 	unauth      *unauthBodies       // how the body of a request admitted without one is read (unauth.go)
+	overruns    *overruns           // the direct calls' handlers running past their answer (overrun.go)
 	maxStreams  int64               // Options.MaxStreams; 0: none
 	streamWrite time.Duration       // Options.StreamWriteTimeout; 0: none
 	streams     atomic.Int64        // event streams followed now
@@ -191,6 +206,7 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 		idemTTL: o.IdempotencyTTL}
 	s.bearerBody = bodyRule{max: o.MaxBodyBytes, timeout: o.BodyTimeout, timeoutName: "the host's body timeout"}
 	s.unauth = newUnauthBodies(o, s.bearerBody)
+	s.overruns = newOverruns(orDefault(o.MaxOverrun, MaxOverrunDefault), h.Tools().Names(), o.Logger, h.Meter())
 	s.maxStreams, s.public, s.verified = int64(o.MaxStreams), map[string][]string{}, map[string]bool{}
 	s.streamWrite = o.StreamWriteTimeout
 	s.evals = o.Evals
