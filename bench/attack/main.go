@@ -406,7 +406,7 @@ func runServer() error {
 			go harness.Control("", cancel)
 		},
 	})
-	if err != nil && !strings.Contains(err.Error(), "draining") { // hang's handlers never drain
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) { // hang's handlers never drain
 		return err
 	}
 	return nil
