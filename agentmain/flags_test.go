@@ -26,6 +26,7 @@ func TestFlagDefaultsAgree(t *testing.T) {
 		{"max-result-bytes", int64(serveflags.MaxResultBytesDefault), int64(tool.MaxResultBytesDefault)},
 		{"model-result-bytes", serveflags.ModelResultBytesDefault, host.ModelResultBytesDefault},
 		{"stream-write-timeout", serveflags.StreamWriteTimeoutDefault, serve.StreamWriteTimeoutDefault},
+		{"max-overrun", serveflags.MaxOverrunDefault, serve.MaxOverrunDefault},
 	}
 	for _, tt := range tests {
 		if tt.flag != tt.own {

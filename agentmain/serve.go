@@ -127,7 +127,7 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		wait = -1 // answer at once
 	}
 	srv, err := serve.New(h, &serve.Options{Slug: f.Slug, Token: secret, MaxBodyBytes: f.MaxBodyBytes, Logger: logger, ApprovalWait: wait,
-		BodyTimeout: noLimit(f.BodyTimeout), MaxStreams: noLimit(f.MaxStreams), StreamWriteTimeout: noLimit(f.StreamWriteTimeout), IdempotencyTTL: f.IdempotencyTTL, MCPOrigins: append(splitList(f.MCPOrigins), originOf(f.PublicURL)...),
+		BodyTimeout: noLimit(f.BodyTimeout), MaxStreams: noLimit(f.MaxStreams), StreamWriteTimeout: noLimit(f.StreamWriteTimeout), MaxOverrun: noLimit(f.MaxOverrun), IdempotencyTTL: f.IdempotencyTTL, MCPOrigins: append(splitList(f.MCPOrigins), originOf(f.PublicURL)...),
 		Evals: ev})
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)

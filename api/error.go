@@ -50,6 +50,7 @@ const (
 	CodeForbidden      Code = "forbidden"
 
 	CodeToolBusy      Code = "tool_busy"
+	CodeToolOverrun   Code = "tool_overrun"
 	CodeInvalidMode   Code = "invalid_mode"
 	CodeLeaseLost     Code = "lease_lost"
 	CodeInvalidReport Code = "invalid_report"
@@ -97,11 +98,12 @@ var codes = map[Code]codeInfo{
 	CodeQuotaExceeded:         {http.StatusTooManyRequests, "the principal holds as many open sessions, parked calls or running eval batches as the host allows"},
 
 	CodeRequestTimeout: {http.StatusRequestTimeout, "the request body did not arrive within the host's body timeout"},
-	CodeOverCapacity:   {http.StatusServiceUnavailable, "the host is at its limit of connections or event streams; retry after Retry-After"},
+	CodeOverCapacity:   {http.StatusServiceUnavailable, "the host is at its limit of connections, event streams or bodies read without its token; retry after Retry-After"},
 	CodeUnhealthy:      {http.StatusServiceUnavailable, "/healthz, /readyz: the host cannot reach its store or open a file in its state directory (the message says which); /readyz also while it shuts down"},
 	CodeForbidden:      {http.StatusForbidden, "the MCP endpoint refuses the request's Origin, or a non-loopback Host on a loopback connection; or a playground request changing state without its CSRF token"},
 
 	CodeToolBusy:      {http.StatusTooManyRequests, "the tool is running as many calls as it allows (MaxConcurrent, Exclusive) and none ended within its BusyWait; retry later"},
+	CodeToolOverrun:   {http.StatusServiceUnavailable, "the tool has as many handlers still running past their timeout as the host allows (--max-overrun); its direct calls are refused until one returns"},
 	CodeInvalidMode:   {http.StatusBadRequest, "a session mode that is not local or cloud"},
 	CodeLeaseLost:     {http.StatusConflict, "the runner no longer holds the turn (it ended, or its lease ran out)"},
 	CodeInvalidReport: {http.StatusBadRequest, "a runner's report with an event it may not write, or one that does not decode"},

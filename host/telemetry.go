@@ -50,6 +50,11 @@ func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *telemetry {
 	return t
 }
 
+// Meter returns the meter of Options.MeterProvider (of a no-op provider
+// without one), for the instruments of what serves the host: package serve
+// records agent.tool.overrunning with it.
+func (h *Host) Meter() metric.Meter { return h.telemetry.meter }
+
 // startTool starts a tool call's span; end records the outcome on it and in
 // the metrics. The input is never recorded.
 func (t *telemetry) startTool(ctx context.Context, name, callID, sessionID string) (context.Context, func(tool.Output)) {

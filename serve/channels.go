@@ -14,9 +14,10 @@ func ChannelPath(slug, channelID string) string { return "/" + slug + "/channels
 
 // mountChannels mounts the routes of the host's channels. A route with the
 // host's bearer token is admitted like the API's; a route with a verifier
-// of its own is admitted without the token, its body read under the same
-// limits, and its verifier run on the body before the handler: a refusal
-// is 401 and nothing runs.
+// of its own is admitted without the token, its body read under the
+// limits of such bodies (unauth.go: its own size, a short timeout, a few at
+// once), and its verifier run on the body before the handler: a refusal is
+// 401 and nothing runs.
 func (s *Server) mountChannels(known *http.ServeMux) (err error) {
 	defer func() {
 		if v := recover(); v != nil { // ServeMux panics on a pattern it cannot take
@@ -32,6 +33,7 @@ func (s *Server) mountChannels(known *http.ServeMux) (err error) {
 			s.patterns = append(s.patterns, pattern)
 			if !rt.Auth.IsBearer() {
 				s.verified[pattern] = true
+				s.unauth.limit(pattern, routeLimit(rt))
 			}
 		}
 	}
@@ -48,11 +50,16 @@ func (s *Server) verifiedRoute(r *http.Request) bool {
 	return s.verified[pattern]
 }
 
-func (s *Server) channelRoute(c *channel.Channel, rt channel.Route) http.HandlerFunc {
-	limit := rt.MaxBodyBytes
-	if limit == 0 {
-		limit = channel.MaxBodyBytesDefault
+// routeLimit is the size limit of a channel route's body.
+func routeLimit(rt channel.Route) int64 {
+	if rt.MaxBodyBytes == 0 {
+		return channel.MaxBodyBytesDefault
 	}
+	return rt.MaxBodyBytes
+}
+
+func (s *Server) channelRoute(c *channel.Channel, rt channel.Route) http.HandlerFunc {
+	limit := routeLimit(rt)
 	return func(w http.ResponseWriter, r *http.Request) {
 		var body []byte
 		if pre, ok := r.Body.(*prereadBody); ok {

@@ -31,18 +31,27 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	if b, ok := r.Body.(*prereadBody); ok {
 		return b.data, nil
 	}
-	return s.readLimited(w, r)
+	return s.bearerBody.read(w, r)
 }
 
-// readLimited reads a request body, refusing one over the limit.
-func (s *Server) readLimited(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+// bodyRule is how a request body is read: at most max bytes, within
+// timeout of its headers (0: no limit), a limit timeoutName names in the
+// error of a body that misses it.
+type bodyRule struct {
+	max         int64
+	timeout     time.Duration
+	timeoutName string
+}
+
+// read reads a request body, refusing one over the limit.
+func (b bodyRule) read(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	body := r.Body
-	if r.ContentLength <= 0 || r.ContentLength > s.maxBody {
+	if r.ContentLength <= 0 || r.ContentLength > b.max {
 		// A declared length within the limit needs no other: the body
 		// ends there.
-		body = http.MaxBytesReader(w, r.Body, s.maxBody)
+		body = http.MaxBytesReader(w, r.Body, b.max)
 	}
-	data, err := readAll(body, r.ContentLength, s.maxBody)
+	data, err := readAll(body, r.ContentLength, b.max)
 	if err != nil {
 		var (
 			tooBig  *http.MaxBytesError
@@ -52,27 +61,27 @@ func (s *Server) readLimited(w http.ResponseWriter, r *http.Request) ([]byte, er
 		case errors.As(err, &tooBig):
 			return nil, api.AsError(tooBig)
 		case errors.As(err, &timeout) && timeout.Timeout():
-			return nil, api.Errorf(api.CodeRequestTimeout, "the request body did not arrive within %s of its headers (the host's body timeout)", s.bodyTimeout)
+			return nil, api.Errorf(api.CodeRequestTimeout, "the request body did not arrive within %s of its headers (%s)", b.timeout, b.timeoutName)
 		}
 		return nil, api.Errorf(api.CodeBadRequest, "reading request body: %w", err)
 	}
 	return data, nil
 }
 
-// preread reads r's body whole before any handler runs, within the body
-// timeout: a connection's read deadline while the body arrives, lifted
-// once it has (the server keeps reading the connection, to notice a client
-// that goes away, and an expired deadline would cancel the request).
-func (s *Server) preread(w http.ResponseWriter, r *http.Request) (*prereadBody, error) {
+// preread reads r's body whole before any handler runs, under rule: a
+// connection's read deadline while the body arrives, lifted once it has
+// (the server keeps reading the connection, to notice a client that goes
+// away, and an expired deadline would cancel the request).
+func preread(w http.ResponseWriter, r *http.Request, rule bodyRule) (*prereadBody, error) {
 	rc := http.NewResponseController(w)
-	if s.bodyTimeout > 0 {
-		rc.SetReadDeadline(time.Now().Add(s.bodyTimeout)) // unsupported only off a real connection (tests)
+	if rule.timeout > 0 {
+		rc.SetReadDeadline(time.Now().Add(rule.timeout)) // unsupported only off a real connection (tests)
 	}
-	data, err := s.readLimited(w, r)
+	data, err := rule.read(w, r)
 	if err != nil {
 		return nil, err
 	}
-	if s.bodyTimeout > 0 {
+	if rule.timeout > 0 {
 		rc.SetReadDeadline(time.Time{})
 	}
 	r.ContentLength = int64(len(data))

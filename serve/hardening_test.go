@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/channel"
 	"github.com/agentsdk/agentsdk/host"
@@ -44,6 +46,18 @@ type hardened struct {
 
 func serveHardened(t *testing.T, o serve.Options, lo serve.ListenOptions) *hardened {
 	t.Helper()
+	return serveHardenedWith(t, o, lo, hardenedExtras{})
+}
+
+// hardenedExtras are what a test adds to the hardened agent: tools beside
+// quick and block, and the host's meter provider.
+type hardenedExtras struct {
+	tools []*tool.Tool
+	meter metric.MeterProvider
+}
+
+func serveHardenedWith(t *testing.T, o serve.Options, lo serve.ListenOptions, x hardenedExtras) *hardened {
+	t.Helper()
 	hd := &hardened{started: make(chan struct{}, 1000)}
 	released := make(chan struct{})
 	hd.release = sync.OnceFunc(func() { close(released) })
@@ -58,11 +72,11 @@ func serveHardened(t *testing.T, o serve.Options, lo serve.ListenOptions) *harde
 			}
 			return "released", nil
 		})
-	set, err := tool.NewSet(quick, block)
+	set, err := tool.NewSet(append([]*tool.Tool{quick, block}, x.tools...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.New(set, &host.Options{StateRoot: t.TempDir(), Channels: []*channel.Channel{hookChannel(t, &hd.hooked)}})
+	h, err := host.New(set, &host.Options{StateRoot: t.TempDir(), Channels: []*channel.Channel{hookChannel(t, &hd.hooked)}, MeterProvider: x.meter})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -664,6 +678,7 @@ func TestLimitFlagDefaults(t *testing.T) {
 		{"max-conns", serveflags.MaxConnsDefault, serve.MaxConnsDefault},
 		{"max-streams", serveflags.MaxStreamsDefault, serve.MaxStreamsDefault},
 		{"idempotency-ttl", serveflags.IdempotencyTTLDefault, serve.IdempotencyTTLDefault},
+		{"max-overrun", serveflags.MaxOverrunDefault, serve.MaxOverrunDefault},
 	} {
 		if tt.flag != tt.own {
 			t.Errorf("--%s defaults to %v, but the serve package's default is %v", tt.name, tt.flag, tt.own)

@@ -272,6 +272,20 @@ func draining(ctx context.Context) {
 	c.draining.Store(true)
 }
 
+// releaseConn closes the connection of the request of ctx, under a
+// connLimit, whose whole answer has been written and flushed, while its
+// handler runs on (a direct call answered by its watchdog): it then holds
+// no place under the cap, nor its descriptor. The server's goroutine for
+// it finishes once the handler returns, its writes failing. Without a
+// connLimit (MaxConns negative), the connection is closed then.
+func releaseConn(ctx context.Context) {
+	c, ok := ctx.Value(connKey{}).(*limitedConn)
+	if !ok {
+		return
+	}
+	c.Close()
+}
+
 // refusal is the answer of a connection over the limit.
 var refusal = func() []byte {
 	body, _ := json.Marshal(api.ErrorResponse{Error: api.Errorf(api.CodeOverCapacity,

@@ -3,7 +3,6 @@ package serve
 import (
 	"net/http"
 	"strconv"
-	"sync/atomic"
 
 	"github.com/agentsdk/agentsdk/api"
 )
@@ -38,30 +37,4 @@ func outcomeBody(out *api.Outcome) []byte {
 	b = append(b, `,"durationMs":`...)
 	b = strconv.AppendInt(b, out.DurationMs, 10)
 	return append(b, "}\n"...)
-}
-
-// overrun answers a direct call whose handler runs on the request's own
-// goroutine (host.CallOptions.Overrun) and outlasts its timeout, or its
-// client: the answer is written from the watchdog's goroutine while the
-// handler still runs, whole, with its length, and flushed, so the client
-// has it on time. The connection stays busy until the handler returns, so
-// the answer also closes it (Connection: close).
-type overrun struct {
-	w    http.ResponseWriter
-	sent atomic.Bool
-}
-
-// answer writes out's answer; host.CallTool calls it at most once, and
-// returns only after it has.
-func (o *overrun) answer(out *api.Outcome) {
-	o.sent.Store(true)
-	body := outcomeBody(out)
-	h := o.w.Header()
-	h[CallIDHeader] = []string{out.CallID}
-	h["Content-Type"] = jsonContentType
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("Connection", "close")
-	o.w.WriteHeader(http.StatusOK)
-	o.w.Write(body)
-	http.NewResponseController(o.w).Flush()
 }

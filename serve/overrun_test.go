@@ -3,11 +3,16 @@ package serve_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/serve"
@@ -62,5 +67,125 @@ func TestDirectCallOverrunIsAnsweredOnTime(t *testing.T) {
 	}
 	if _, out := call("echo"); out.IsError || string(out.Result) != `"hi"` {
 		t.Errorf("another call while the first handler is stuck: %+v", out)
+	}
+}
+
+// Issue 26, item 2: direct calls of a tool that ignores its context, more
+// than the connection cap, each answered on time by the watchdog while its
+// handler runs on. The host still answers /healthz and other tools; the
+// hung tool's handlers are counted on their own, and at MaxOverrun its
+// calls are refused 503 tool_overrun, logged with its name and counted in
+// the host's metrics. Once its handlers return, it is served again.
+func TestHungToolDoesNotWedgeTheHost(t *testing.T) {
+	const maxConns, maxOverrun = 8, 4
+	release := make(chan struct{})
+	hang, _ := tool.New("hang", tool.Config{Description: "Ignores its context.", Timeout: 50 * time.Millisecond},
+		func(ctx context.Context, call *tool.Call, in struct{}) (any, error) {
+			<-release
+			return "late", nil
+		})
+	var log syncBuffer
+	reader := sdkmetric.NewManualReader()
+	hd := serveHardenedWith(t, serve.Options{MaxOverrun: maxOverrun, Logger: slog.New(slog.NewTextHandler(&log, nil))},
+		serve.ListenOptions{MaxConns: maxConns},
+		hardenedExtras{tools: []*tool.Tool{hang}, meter: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))})
+	released := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(released) // before the server drains
+	c := newClient(t)
+	auth := "Bearer " + testToken
+	statuses := map[string]int{}
+	for range 2 * maxConns {
+		a := send(t, c, "POST", hd.base+"/agent/v1/tools/hang", auth, `{"input":{}}`)
+		switch {
+		case a.status == 200 && strings.Contains(a.body, "timed out after 50ms") && a.close:
+			statuses["200 timed out"]++
+		case a.status == 503 && a.code == "tool_overrun" && a.header.Get("Retry-After") != "":
+			statuses["503 tool_overrun"]++
+		default:
+			t.Errorf("a call of hang: %d %s (close %v)", a.status, a.body, a.close)
+		}
+	}
+	if statuses["200 timed out"] != maxOverrun || statuses["503 tool_overrun"] != 2*maxConns-maxOverrun {
+		t.Errorf("calls of hang: %v; want %d answered with the timeout, the rest refused", statuses, maxOverrun)
+	}
+	if a := send(t, c, "GET", hd.base+"/healthz", "", ""); a.status != 200 {
+		t.Errorf("/healthz while hang's handlers run on: %d %s", a.status, a.body)
+	}
+	for range maxConns {
+		if a := send(t, c, "POST", hd.base+"/agent/v1/tools/quick", auth, `{"input":{}}`); a.status != 200 {
+			t.Fatalf("another tool while hang's handlers run on: %d %s", a.status, a.body)
+		}
+	}
+	if !strings.Contains(log.String(), "tool=hang") {
+		t.Errorf("the log does not name the hung tool:\n%s", log.String())
+	}
+	if got := metricSum(t, reader, "agent.tool.overrunning", "hang"); got != maxOverrun {
+		t.Errorf("agent.tool.overrunning{tool.name=hang} = %d, want %d", got, maxOverrun)
+	}
+	if got := metricSum(t, reader, "agent.tool.overrun_refused", "hang"); got != 2*maxConns-maxOverrun {
+		t.Errorf("agent.tool.overrun_refused{tool.name=hang} = %d, want %d", got, 2*maxConns-maxOverrun)
+	}
+
+	// Its handlers return: it is served again.
+	released()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		a := send(t, c, "POST", hd.base+"/agent/v1/tools/hang", auth, `{"input":{}}`)
+		if a.status == 200 && strings.Contains(a.body, `"late"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hang after its handlers returned: %d %s", a.status, a.body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := metricSum(t, reader, "agent.tool.overrunning", "hang"); got != 0 {
+		t.Errorf("agent.tool.overrunning{tool.name=hang} = %d after the handlers returned", got)
+	}
+}
+
+// metricSum is the value of an Int64 sum metric for a tool.
+func metricSum(t *testing.T, reader *sdkmetric.ManualReader, name, toolName string) int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			sum, ok := m.Data.(metricdata.Sum[int64])
+			if m.Name != name || !ok {
+				continue
+			}
+			for _, p := range sum.DataPoints {
+				if v, _ := p.Attributes.Value("tool.name"); v.AsString() == toolName {
+					return p.Value
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// The watchdog's answer frees its connection's place under MaxConns: with
+// no MaxOverrun, twice as many hung calls as the cap are each answered, and
+// /healthz still is.
+func TestOverrunFreesItsConnection(t *testing.T) {
+	const maxConns = 4
+	release := make(chan struct{})
+	hang, _ := tool.New("hang", tool.Config{Description: "Ignores its context.", Timeout: 50 * time.Millisecond},
+		func(ctx context.Context, call *tool.Call, in struct{}) (any, error) {
+			<-release
+			return "late", nil
+		})
+	hd := serveHardenedWith(t, serve.Options{MaxOverrun: -1}, serve.ListenOptions{MaxConns: maxConns}, hardenedExtras{tools: []*tool.Tool{hang}})
+	t.Cleanup(func() { close(release) })
+	c := newClient(t)
+	for i := range 2 * maxConns {
+		if a := send(t, c, "POST", hd.base+"/agent/v1/tools/hang", "Bearer "+testToken, `{"input":{}}`); a.status != 200 || !a.close {
+			t.Fatalf("hung call %d: %d %s (close %v)", i, a.status, a.body, a.close)
+		}
+	}
+	if a := send(t, c, "GET", hd.base+"/healthz", "", ""); a.status != 200 {
+		t.Errorf("/healthz after %d hung calls: %d %s", 2*maxConns, a.status, a.body)
 	}
 }

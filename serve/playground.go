@@ -150,6 +150,7 @@ func (s *Server) mountPlayground(known *http.ServeMux) error {
 			_, path, _ := strings.Cut(pattern, " ")
 			path = strings.TrimSuffix(path, "{$}")
 			s.public[path] = append(s.public[path], pattern)
+			s.unauth.limit(pattern, maxPublicBody) // the sign-in form's, maxSigninBody; the others take none
 		}
 	}
 	mount(get("/{$}"), true, s.playgroundPage)

@@ -48,6 +48,17 @@ const (
 	MaxStreamsDefault = 512
 	// StreamWriteTimeoutDefault bounds each write of a streamed answer.
 	StreamWriteTimeoutDefault = 30 * time.Second
+	// UnauthBodyTimeoutDefault is how long the body of a request admitted
+	// without the token (a signed channel route, the playground's sign-in)
+	// may take to arrive after its headers.
+	UnauthBodyTimeoutDefault = 5 * time.Second
+	// MaxOverrunDefault is how many handlers of one tool's direct calls
+	// may run on past their calls' answers before its direct calls are
+	// refused.
+	MaxOverrunDefault = 64
+	// MaxUnauthBodiesDefault is how many bodies of requests admitted
+	// without the token are read at once.
+	MaxUnauthBodiesDefault = 32
 )
 
 // refusalGrace is how long the server still reads a request body it
@@ -95,6 +106,33 @@ type Options struct {
 	// any other Origin header is 403. Requests without Origin (MCP
 	// clients that are not web pages) are not affected.
 	MCPOrigins []string
+	// MaxOverrun bounds, per tool, the handlers of direct calls still
+	// running after their call was answered: past the tool's timeout (or
+	// its client's end), the call is answered by its watchdog and its
+	// connection closed, but a handler that ignores its context runs on.
+	// At the bound, the tool's direct calls are answered 503 tool_overrun
+	// until one returns; other tools are served. Each is logged with the
+	// tool's name and counted in the metric agent.tool.overrunning (the
+	// refusals in agent.tool.overrun_refused). Zero means
+	// MaxOverrunDefault, negative no limit.
+	MaxOverrun int
+	// UnauthBodyTimeout bounds how long the body of a request admitted
+	// without the token may take to arrive once its headers are read: a
+	// signed channel route's (channel.Verify, channel.HMACSHA256), whose
+	// verifier needs the body, and the playground's sign-in form's. A body
+	// still arriving then is 408 request_timeout and its connection
+	// closed. Zero means UnauthBodyTimeoutDefault, negative no limit
+	// (BodyTimeout still holds).
+	UnauthBodyTimeout time.Duration
+	// MaxUnauthBodies bounds the bodies of requests admitted without the
+	// token that are read at once; one more is answered 503 over_capacity
+	// with Retry-After at once, its body unread, so that clients without
+	// the token hold few connections however slowly they send. Such a
+	// body is also limited to its route's size (channel.Route.MaxBodyBytes;
+	// 8 KiB for the sign-in form), a declared Content-Length over it
+	// refused before a byte is read. Zero means MaxUnauthBodiesDefault,
+	// negative no limit.
+	MaxUnauthBodies int
 	// Evals runs the eval batches of the routes /v1/evals (package evals:
 	// evals.New on the same host). Nil: those routes answer no_jobs.
 	Evals Evals
@@ -102,16 +140,17 @@ type Options struct {
 
 // Server is the HTTP API of one agent's host.
 type Server struct {
-	host    *host.Host
-	evals   Evals // Options.Evals, or noEvals
-	slug    string
-	token   []byte
-	maxBody int64
-	wait    time.Duration
-	logger  *slog.Logger
-	mux     *http.ServeMux
+	host   *host.Host
+	evals  Evals // Options.Evals, or noEvals
+	slug   string
+	token  []byte
+	wait   time.Duration
+	logger *slog.Logger
+	mux    *http.ServeMux
 
-	bodyTimeout time.Duration       // Options.BodyTimeout; 0: none
+	bearerBody  bodyRule            // how the body of a request with a credential is read
+	unauth      *unauthBodies       // how the body of a request admitted without one is read (unauth.go)
+	overruns    *overruns           // the direct calls' handlers running past their answer (overrun.go)
 	maxStreams  int64               // Options.MaxStreams; 0: none
 	streamWrite time.Duration       // Options.StreamWriteTimeout; 0: none
 	streams     atomic.Int64        // event streams followed now
@@ -164,9 +203,12 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 	o.MaxStreams = orDefault(o.MaxStreams, MaxStreamsDefault)
 	o.StreamWriteTimeout = orDefault(o.StreamWriteTimeout, StreamWriteTimeoutDefault)
 	o.ApprovalWait = orDefault(o.ApprovalWait, ApprovalWaitDefault)
-	s := &Server{host: h, slug: o.Slug, token: []byte(o.Token), maxBody: o.MaxBodyBytes, wait: o.ApprovalWait, logger: o.Logger, mux: http.NewServeMux(), closing: make(chan struct{}),
+	s := &Server{host: h, slug: o.Slug, token: []byte(o.Token), wait: o.ApprovalWait, logger: o.Logger, mux: http.NewServeMux(), closing: make(chan struct{}),
 		idemTTL: o.IdempotencyTTL}
-	s.bodyTimeout, s.maxStreams, s.public, s.verified = o.BodyTimeout, int64(o.MaxStreams), map[string][]string{}, map[string]bool{}
+	s.bearerBody = bodyRule{max: o.MaxBodyBytes, timeout: o.BodyTimeout, timeoutName: "the host's body timeout"}
+	s.unauth = newUnauthBodies(o, s.bearerBody)
+	s.overruns = newOverruns(orDefault(o.MaxOverrun, MaxOverrunDefault), h.Tools().Names(), o.Logger, h.Meter())
+	s.maxStreams, s.public, s.verified = int64(o.MaxStreams), map[string][]string{}, map[string]bool{}
 	s.streamWrite = o.StreamWriteTimeout
 	s.evals = o.Evals
 	if s.evals == nil {
@@ -196,6 +238,7 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 		s.patterns = append(s.patterns, pattern)
 		if r.Public {
 			s.public[r.FullPath(o.Slug)] = append(s.public[r.FullPath(o.Slug)], pattern)
+			s.unauth.limit(pattern, maxPublicBody)
 		}
 	}
 	mcpEnd, err := newMCP(s, o.MCPOrigins)
@@ -320,30 +363,51 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 // reading the body; 403 for the cookie without its CSRF token), 413 for
 // a declared length over the limit (without reading the body either), and
 // else reads the body whole within the body timeout (413, 408 or 400 when
-// it cannot), so that no handler ever waits for a client. A refusal closes
-// the connection.
+// it cannot), so that no handler ever waits for a client. A route admitted
+// without a credential (public, or a channel's with a verifier of its own)
+// has its body read under tighter limits ([Server.admitUnauth]). A refusal
+// closes the connection.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request) bool {
-	if !s.isPublic(r) && !s.authorized(r) && !s.runnerAuthorized(r) && !s.verifiedRoute(r) {
-		// Without a valid bearer token, the playground's cookie may admit r.
-		switch ok, err := s.cookieAdmits(r); {
-		case err != nil: // the cookie without its CSRF token (403), or the store failed
-			refuse(w, r, err, refusalGrace)
-			return false
-		case !ok:
-			w.Header().Set("WWW-Authenticate", `Bearer realm="agent-sdk"`)
-			refuse(w, r, &api.Error{Code: api.CodeUnauthorized,
-				Message: "missing or wrong bearer token: send Authorization: Bearer <token> (see the host's state directory, file token)"}, refusalGrace)
+	unauth := s.isPublic(r)
+	if !unauth && !s.authorized(r) && !s.runnerAuthorized(r) {
+		if unauth = s.verifiedRoute(r); !unauth && !s.admitCookie(w, r) {
 			return false
 		}
 	}
-	if r.ContentLength > s.maxBody {
-		refuse(w, r, api.AsError(&http.MaxBytesError{Limit: s.maxBody}), refusalGrace)
+	if unauth {
+		return s.admitUnauth(w, r)
+	}
+	return s.admitBody(w, r, s.bearerBody)
+}
+
+// admitCookie lets r, without a valid bearer token, through on the
+// playground's cookie, or refuses it: 401, or 403 for the cookie without
+// its CSRF token.
+func (s *Server) admitCookie(w http.ResponseWriter, r *http.Request) bool {
+	switch ok, err := s.cookieAdmits(r); {
+	case err != nil: // the cookie without its CSRF token (403), or the store failed
+		refuse(w, r, err, refusalGrace)
+		return false
+	case !ok:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="agent-sdk"`)
+		refuse(w, r, &api.Error{Code: api.CodeUnauthorized,
+			Message: "missing or wrong bearer token: send Authorization: Bearer <token> (see the host's state directory, file token)"}, refusalGrace)
+		return false
+	}
+	return true
+}
+
+// admitBody reads r's body under rule before the mux sees r (413 at once
+// for a declared length over the limit), or refuses r.
+func (s *Server) admitBody(w http.ResponseWriter, r *http.Request, rule bodyRule) bool {
+	if r.ContentLength > rule.max {
+		refuse(w, r, api.AsError(&http.MaxBytesError{Limit: rule.max}), refusalGrace)
 		return false
 	}
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		return true
 	}
-	body, err := s.preread(w, r)
+	body, err := preread(w, r, rule)
 	if err != nil {
 		grace := refusalGrace
 		if api.AsError(err).Code == api.CodeRequestTimeout {

@@ -29,6 +29,11 @@ func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
+	name := s.toolName(r)
+	if !s.overruns.admits(name) {
+		s.overruns.refuse(w, r, name)
+		return
+	}
 	body, err := s.readBody(w, r)
 	if err != nil {
 		writeError(w, err)
@@ -51,12 +56,13 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 		// The handler runs on this goroutine; if it outlasts its timeout,
 		// late answers from the watchdog's.
 		late = &dc.late
-		late.w = w
+		late.w, late.r, late.tools = w, r, s.overruns
 		opts.Overrun = late.answer
 	}
-	out, err := s.host.CallTool(r.Context(), s.toolName(r), &dc.input, opts)
+	out, err := s.host.CallTool(r.Context(), name, &dc.input, opts)
 	if late != nil && late.sent.Load() {
-		return // answered already
+		s.overruns.end(r.Context(), name, late.began) // answered already; the handler has returned
+		return
 	}
 	if st != nil {
 		st.finish(s, out, err)

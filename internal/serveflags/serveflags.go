@@ -31,6 +31,7 @@ const (
 	MaxResultBytesDefault     = 16 << 20
 	ModelResultBytesDefault   = 64 << 10
 	StreamWriteTimeoutDefault = 30 * time.Second
+	MaxOverrunDefault         = 64
 )
 
 // Serve holds the flags of serving an agent's API.
@@ -60,6 +61,7 @@ type Serve struct {
 	MaxResultBytes     int64
 	ModelResultBytes   int
 	StreamWriteTimeout time.Duration
+	MaxOverrun         int
 }
 
 // Register defines the flags on fs. slugDefault is the default slug (the
@@ -85,6 +87,7 @@ func (s *Serve) Register(fs *pflag.FlagSet, slugDefault string) {
 	fs.IntVar(&s.MaxStreams, "max-streams", MaxStreamsDefault, "most event streams (SSE subscribers) followed at once; one more gets 503 (0: no limit)")
 	fs.StringVar(&s.MCPOrigins, "mcp-origins", "", "browser origins allowed on the MCP endpoint /<slug>/mcp besides loopback ones, comma-separated (scheme://host[:port]); requests without Origin are not affected")
 	fs.DurationVar(&s.StreamWriteTimeout, "stream-write-timeout", StreamWriteTimeoutDefault, "how long a write of an event stream (or a streamed call) may wait for a client that stopped reading before it is cut off (0: no limit)")
+	fs.IntVar(&s.MaxOverrun, "max-overrun", MaxOverrunDefault, "most handlers of one tool still running after their direct calls were answered at the timeout (they ignore their context); then that tool's direct calls get 503 tool_overrun until one returns (0: no limit)")
 	fs.Int64Var(&s.MaxResultBytes, "max-result-bytes", MaxResultBytesDefault, "largest tool result (its JSON), unless the tool sets its own; a larger one is an isError result (-1: no limit)")
 	fs.IntVar(&s.ModelResultBytes, "model-result-bytes", ModelResultBytesDefault, "most of a result a model is fed; a larger one is saved as a session artifact and the model gets a preview and read_result (-1: whole results)")
 	fs.StringVar(&s.PublicURL, "public-url", "", "the host's URL as runners and browsers reach it (https://agents.example.com); cloud turns call the server tools at <public-url>/<slug>/mcp")
@@ -99,7 +102,7 @@ func RegisterStore(fs *pflag.FlagSet, store *string) {
 
 // Names lists the flags Register defines.
 var Names = []string{"addr", "slug", "token", "max-body-bytes", "drain-timeout", "log-format", "model", "lease-ttl", "approval-wait", "approval-timeout", "store",
-	"body-timeout", "header-timeout", "idle-timeout", "max-conns", "max-streams", "idempotency-ttl", "max-sessions", "max-pending", "mcp-origins", "public-url", "cloud-tools-url", "max-result-bytes", "model-result-bytes", "stream-write-timeout"}
+	"body-timeout", "header-timeout", "idle-timeout", "max-conns", "max-streams", "idempotency-ttl", "max-sessions", "max-pending", "mcp-origins", "public-url", "cloud-tools-url", "max-result-bytes", "model-result-bytes", "stream-write-timeout", "max-overrun"}
 
 // Args returns the flags of fs that Register defined and the command line
 // set, as arguments to pass on ("--name=value").
