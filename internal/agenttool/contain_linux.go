@@ -43,7 +43,9 @@ import (
 // Both are per run: the host runs many calls at once, and ending one kills
 // only that call's processes. Neither makes the host a child subreaper: an
 // adopted orphan would be the host's child to reap, and reaping children
-// the host did not start races os/exec's own waits.
+// the host did not start races os/exec's own waits. Both are found again
+// after the host dies, by the run's record (reap_linux.go): its cgroup's
+// path and its mark.
 
 // runIDVar names the environment variable that marks a run's processes.
 const runIDVar = "AGENT_SDK_RUN_ID"
