@@ -93,7 +93,7 @@ func newContainment(opts *RunOptions) (*containment, error) {
 			c.release()
 			return nil, fmt.Errorf("making the run's temp dir: %w", err)
 		}
-		j, err := newJail(opts.Workspace, c.tmp, opts.Private, searchPath())
+		j, err := newJail(opts.Workspace, c.tmp, opts.Private)
 		if err != nil {
 			c.release()
 			return nil, err

@@ -105,7 +105,7 @@ type jail struct {
 }
 
 // newJail makes the ruleset of a run in workspace with the temp dir tmp.
-func newJail(workspace, tmp string, private []string, path string) (*jail, error) {
+func newJail(workspace, tmp string, private []string) (*jail, error) {
 	abi := landlockABI()
 	handled := handledFS(abi)
 	attr := rulesetAttr{fs: handled}
@@ -132,19 +132,10 @@ func newJail(workspace, tmp string, private []string, path string) (*jail, error
 	for i, p := range hidden {
 		hidden[i] = resolved(p)
 	}
-	dirs := append([]string{}, systemDirs...)
-	for _, d := range filepath.SplitList(path) {
-		dirs = append(dirs, d, toolRoot(d))
-	}
-	for _, d := range dirs {
-		if !filepath.IsAbs(d) {
-			continue
+	for _, d := range readDirs() {
+		if !overlaps(d, hidden) {
+			_ = j.allow(d, fsReadExec&handled, false)
 		}
-		d = resolved(d)
-		if overlaps(d, hidden) {
-			continue
-		}
-		_ = j.allow(d, fsReadExec&handled, false)
 	}
 	for _, d := range []string{"/proc", "/sys"} {
 		_ = j.allow(d, fsRead, false)
@@ -155,6 +146,26 @@ func newJail(workspace, tmp string, private []string, path string) (*jail, error
 		_ = j.allow(f, fsDevice&handled, false)
 	}
 	return j, nil
+}
+
+// readDirs returns the directories scripts read and execute, resolved:
+// the system's, and those of the host's PATH (when it first ran a script)
+// with their tool roots. They are worked out once.
+var readDirs = sync.OnceValue(func() []string { return readDirsOf(searchPath()) })
+
+// readDirsOf returns the directories scripts read and execute with path.
+func readDirsOf(path string) []string {
+	dirs := append([]string{}, systemDirs...)
+	for _, d := range filepath.SplitList(path) {
+		dirs = append(dirs, d, toolRoot(d))
+	}
+	var out []string
+	for _, d := range dirs {
+		if filepath.IsAbs(d) {
+			out = append(out, resolved(d))
+		}
+	}
+	return out
 }
 
 // toolRoot is where the programs of a PATH directory keep their files: its
