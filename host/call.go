@@ -198,7 +198,7 @@ func (h *Host) run(ctx context.Context, c callSpec) (out tool.Output) {
 		if err != nil {
 			return tool.ErrorOutput(err.Error())
 		}
-		opts := agenttool.RunOptions{Workspace: dir, CallID: c.id, SessionID: sessionID}
+		opts := agenttool.RunOptions{Workspace: dir, CallID: c.id, SessionID: sessionID, Records: h.runsDir(), Private: []string{h.opts.StateRoot}}
 		if rep != nil {
 			opts.Stderr = rep.Output
 		}

@@ -189,6 +189,7 @@ func (h *Host) Start(ctx context.Context) error {
 	if h.opts.Cloud.ToolsURL == "" {
 		h.logger.Warn("cloud turns will be offered the agent tools only: no URL for runners to reach the server tools at (serve --public-url or --cloud-tools-url)")
 	}
+	h.startScripts() // before catching up: a dead host's scripts end first
 	if err := h.catchUp(ctx); err != nil {
 		return err
 	}

@@ -94,3 +94,24 @@ func (w *workspace) close(logger *slog.Logger) {
 		logger.Warn("removing scratch workspace", "dir", w.dir, "err", err)
 	}
 }
+
+// runsDir is where the host records the agent tool runs it has running:
+// a host started after it died ends them ([agenttool.Reap]).
+func (h *Host) runsDir() string { return filepath.Join(h.opts.StateRoot, "agent-tool-runs") }
+
+// startScripts ends what the agent tool runs of dead hosts on this state
+// directory left running, and says at startup if scripts cannot be
+// confined to their session's workspace here.
+func (h *Host) startScripts() {
+	if n, err := agenttool.Reap(h.runsDir()); n > 0 || err != nil {
+		h.logger.Info("ended the agent tool runs a dead host left running", "runs", n, "err", err)
+	}
+	for _, t := range h.tools.Tools() {
+		if t.Execution() == tool.Agent {
+			if why := agenttool.Isolation(); why != "" {
+				h.logger.Warn(why)
+			}
+			return
+		}
+	}
+}

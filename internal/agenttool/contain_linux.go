@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,56 +43,99 @@ import (
 // Both are per run: the host runs many calls at once, and ending one kills
 // only that call's processes. Neither makes the host a child subreaper: an
 // adopted orphan would be the host's child to reap, and reaping children
-// the host did not start races os/exec's own waits.
+// the host did not start races os/exec's own waits. Both are found again
+// after the host dies, by the run's record (reap_linux.go): its cgroup's
+// path and its mark.
 
 // runIDVar names the environment variable that marks a run's processes.
 const runIDVar = "AGENT_SDK_RUN_ID"
 
-// containment is what keeps one run's processes together.
+// containment is what keeps one run's processes together, and confines
+// them.
 type containment struct {
 	id     string
 	cgroup string // the run's cgroup directory; "" for none
 	fd     int    // the cgroup directory, open until the script starts; -1 for none
+	tmp    string // the run's temp dir; "" for none (not confined)
+	jail   *jail  // the run's Landlock ruleset; nil for none
+	record string // the run's record (reap_linux.go); "" for none
 	ran    bool   // the script started
 	killed bool
 }
 
-// newContainment prepares a run's containment: a cgroup when the host may
-// create one (and cgroup is set), the environment mark always.
-func newContainment(cgroup bool) *containment {
+// newContainment prepares a run's containment: its record where opts ask
+// for one, a cgroup when the host may create one (and opts allow), a
+// Landlock ruleset and a temp dir of its own where the kernel confines
+// scripts, the environment mark always.
+func newContainment(opts *RunOptions) (*containment, error) {
 	var b [8]byte
 	rand.Read(b[:]) // never fails (crypto/rand)
 	c := &containment{id: hex.EncodeToString(b[:]), fd: -1}
-	if !cgroup {
-		return c
+	name := "agent-sdk-" + strconv.Itoa(os.Getpid()) + "-" + c.id
+	var cgroup string
+	if parent := cgroupParent(); parent != "" && !opts.noCgroup {
+		cgroup = filepath.Join(parent, name)
 	}
-	parent := cgroupParent()
-	if parent == "" {
-		return c
+	if isolating() && !opts.noIsolation {
+		c.tmp = filepath.Join(os.TempDir(), name)
 	}
-	dir := filepath.Join(parent, "agent-sdk-"+strconv.Itoa(os.Getpid())+"-"+c.id)
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	// The record comes first: a host killed from here on leaves nothing
+	// its successor does not find.
+	if opts.Records != "" {
+		path, err := record(opts.Records, runRecord{Host: self(), Mark: c.id, Cgroup: cgroup, Tmp: c.tmp})
+		if err != nil {
+			return nil, fmt.Errorf("recording the run: %w", err)
+		}
+		c.record = path
+	}
+	if c.tmp != "" {
+		if err := os.Mkdir(c.tmp, 0o700); err != nil {
+			c.release()
+			return nil, fmt.Errorf("making the run's temp dir: %w", err)
+		}
+		j, err := newJail(opts.Workspace, c.tmp, opts.Private)
+		if err != nil {
+			c.release()
+			return nil, err
+		}
+		c.jail = j
+	}
+	if cgroup == "" {
+		return c, nil
+	}
+	if err := os.Mkdir(cgroup, 0o755); err != nil {
 		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EROFS) {
 			cgroupsOff.Store(true) // not writable: do not try again
 		}
-		return c
+		return c, nil
 	}
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(cgroup, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		_ = unix.Rmdir(dir)
-		return c
+		_ = unix.Rmdir(cgroup)
+		return c, nil
 	}
-	c.cgroup, c.fd = dir, fd
-	return c
+	c.cgroup, c.fd = cgroup, fd
+	return c, nil
 }
 
 // prepare makes cmd start contained.
 func (c *containment) prepare(cmd *exec.Cmd) {
 	cmd.Env = append(cmd.Env, runIDVar+"="+c.id)
+	if c.tmp != "" {
+		cmd.Env = append(cmd.Env, "TMPDIR="+c.tmp) // the last of a key wins
+	}
 	if c.fd >= 0 {
 		cmd.SysProcAttr.UseCgroupFD = true
 		cmd.SysProcAttr.CgroupFD = c.fd
 	}
+}
+
+// start starts cmd, confined where the run is.
+func (c *containment) start(cmd *exec.Cmd) error {
+	if c.jail == nil {
+		return cmd.Start()
+	}
+	return c.jail.start(cmd)
 }
 
 // dropCgroup gives up the run's cgroup after the script failed to start in
@@ -132,21 +176,32 @@ func (c *containment) kill() {
 		_ = unix.Close(c.fd)
 		c.fd = -1
 	}
-	if c.cgroup != "" && killCgroup(c.cgroup) == nil {
-		return
-	}
-	if c.ran {
+	if (c.cgroup == "" || killCgroup(c.cgroup) != nil) && c.ran {
 		sweep(c.id)
+	}
+	c.release()
+}
+
+// release closes the ruleset, removes the temp dir and forgets the run.
+func (c *containment) release() {
+	c.jail.close()
+	c.jail = nil
+	if c.tmp != "" {
+		_ = os.RemoveAll(c.tmp)
+	}
+	if c.record != "" {
+		_ = os.Remove(c.record)
 	}
 }
 
 // killWait bounds how long kill waits for the run's processes to die.
 const killWait = 2 * time.Second
 
-// killCgroup kills every process in a run's cgroup and removes it.
+// killCgroup kills every process in a run's cgroup and removes it; a
+// cgroup that is not there is an error of os.ErrNotExist.
 func killCgroup(dir string) error {
-	if unix.Rmdir(dir) == nil {
-		return nil // empty: the script left nothing behind
+	if err := unix.Rmdir(dir); err == nil || errors.Is(err, unix.ENOENT) {
+		return err // empty: the script left nothing behind
 	}
 	kill := func() error {
 		err := os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
@@ -188,15 +243,19 @@ func killListed(dir string) error {
 	return nil
 }
 
-// sweep kills the processes that bear the run's mark in their environment
-// until none is left alive (a zombie's environment reads empty). It stops
-// only after two passes in a row find none: a process caught mid-exec can
-// read as unmarked for a moment, and one pass would miss it.
-func sweep(id string) {
-	mark := []byte(runIDVar + "=" + id)
+// sweep kills the processes that bear the mark of one of the runs ids in
+// their environment until none is left alive (a zombie's environment reads
+// empty). It stops only after two passes in a row find none: a process
+// caught mid-exec can read as unmarked for a moment, and one pass would
+// miss it.
+func sweep(ids ...string) {
+	marks := make([][]byte, len(ids))
+	for i, id := range ids {
+		marks[i] = []byte(runIDVar + "=" + id)
+	}
 	delay := 100 * time.Microsecond
 	for deadline, quiet := time.Now().Add(killWait), 0; quiet < 2 && time.Now().Before(deadline); {
-		if killMarked(mark) > 0 {
+		if killMarked(marks) > 0 {
 			quiet = 0
 		} else {
 			quiet++
@@ -206,9 +265,9 @@ func sweep(id string) {
 	}
 }
 
-// killMarked sends SIGKILL to every process whose environment holds mark,
-// and returns how many it found.
-func killMarked(mark []byte) int {
+// killMarked sends SIGKILL to every process whose environment holds one of
+// marks, and returns how many it found.
+func killMarked(marks [][]byte) int {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return 0
@@ -222,20 +281,21 @@ func killMarked(mark []byte) int {
 		if err != nil || pid == self {
 			continue
 		}
-		if env := environ(name, &buf); env == nil || !hasEntry(env, mark) {
+		if env := environ(name, &buf); env == nil || !hasAny(env, marks) {
 			continue
 		}
-		if killIfMarked(pid, name, mark, &buf) {
+		if killIfMarked(pid, name, marks, &buf) {
 			n++
 		}
 	}
 	return n
 }
 
-// killIfMarked kills the process pid if its environment holds mark. It
+// killIfMarked kills the process pid if its environment holds one of
+// marks. It
 // holds a pidfd while it reads the environment again, so that a pid reused
 // since it was first read is never killed.
-func killIfMarked(pid int, name string, mark []byte, buf *[]byte) bool {
+func killIfMarked(pid int, name string, marks [][]byte, buf *[]byte) bool {
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	switch {
 	case errors.Is(err, unix.ENOSYS):
@@ -245,7 +305,7 @@ func killIfMarked(pid int, name string, mark []byte, buf *[]byte) bool {
 	default:
 		defer unix.Close(pidfd)
 	}
-	if env := environ(name, buf); env == nil || !hasEntry(env, mark) {
+	if env := environ(name, buf); env == nil || !hasAny(env, marks) {
 		return false
 	}
 	if pidfd >= 0 {
@@ -279,6 +339,16 @@ func environ(name string, buf *[]byte) []byte {
 		}
 		b = b[:len(b)+n]
 	}
+}
+
+// hasAny reports whether a NUL-separated environment holds one of entries.
+func hasAny(env []byte, entries [][]byte) bool {
+	for _, e := range entries {
+		if hasEntry(env, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasEntry reports whether a NUL-separated environment holds entry.

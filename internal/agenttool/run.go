@@ -36,8 +36,18 @@ type RunOptions struct {
 	// runs, a line at a time (with its newline; a long line in pieces):
 	// its live output.
 	Stderr func(text string)
+	// Records, if set, is a directory where the run is recorded while it
+	// runs (a host's is <StateRoot>/agent-tool-runs), so that if the host
+	// dies a host started after it ends what the run left: see [Reap].
+	Records string
+	// Private lists paths the script must never read, beyond what
+	// confinement already keeps from it (a host's: its state directory,
+	// with every session's workspace and the store): a system or PATH
+	// directory that holds one of them is not opened to the script.
+	Private []string
 
-	noCgroup bool // tests: contain the run without a cgroup, as where there are none
+	noCgroup    bool // tests: contain the run without a cgroup, as where there are none
+	noIsolation bool // tests: run unconfined, as where the kernel cannot confine
 }
 
 // Run runs an agent tool the way an agent would: the materialised script
@@ -51,7 +61,13 @@ type RunOptions struct {
 // so is every other process it started, including those that left the
 // group with setsid or a double fork (a cgroup per run where the host may
 // make one, else a sweep for the processes that bear the run's mark; see
-// contain_linux.go). Run returns once they are gone.
+// contain_linux.go). Run returns once they are gone. With opts.Records they
+// die with the host too: the next host's [Reap] ends them.
+//
+// On Linux with Landlock (ABI 3, Linux 6.2) the script sees only its own
+// workspace: it may write there and in a temp dir of the run's own
+// (TMPDIR), read and execute the system's directories and its PATH, and
+// nothing else (see isolate_linux.go); [Isolation] says where it cannot.
 func Run(ctx context.Context, t *tool.Tool, in *tool.Input, opts RunOptions) tool.Output {
 	if t.Execution() != tool.Agent {
 		return tool.ErrorOutput(fmt.Sprintf("tool %s is not an agent tool", t.Name()))
@@ -71,7 +87,10 @@ func Run(ctx context.Context, t *tool.Tool, in *tool.Input, opts RunOptions) too
 	stderr := &limitedBuffer{limit: limit}
 	lines := &lineWriter{emit: opts.Stderr}
 	defer lines.flush()
-	c := newContainment(!opts.noCgroup)
+	c, err := newContainment(&opts)
+	if err != nil {
+		return tool.ErrorOutput(fmt.Sprintf("starting agent tool %s: %v", t.Name(), err))
+	}
 	// Nothing of the run outlives it, whatever happens below.
 	defer c.kill()
 	command := func() *exec.Cmd {
@@ -92,12 +111,12 @@ func Run(ctx context.Context, t *tool.Tool, in *tool.Input, opts RunOptions) too
 		return cmd
 	}
 	cmd := command()
-	err := cmd.Start()
+	err = c.start(cmd)
 	if err != nil && c.dropCgroup() {
 		// Starting in a cgroup may be what failed (a kernel before 5.7):
 		// try once more without.
 		cmd = command()
-		if err = cmd.Start(); err == nil {
+		if err = c.start(cmd); err == nil {
 			c.cgroupFailed()
 		}
 	}
@@ -158,7 +177,7 @@ func resultOf(out []byte) tool.Output {
 // secrets.
 func environment(opts RunOptions, name string) []string {
 	env := []string{
-		"PATH=" + envOr("PATH", "/usr/local/bin:/usr/bin:/bin"),
+		"PATH=" + searchPath(),
 		"HOME=" + opts.Workspace,
 		"TMPDIR=" + envOr("TMPDIR", os.TempDir()),
 		"LANG=" + envOr("LANG", "C.UTF-8"),
@@ -173,6 +192,9 @@ func environment(opts RunOptions, name string) []string {
 	}
 	return env
 }
+
+// searchPath is the PATH scripts run with: the host's.
+func searchPath() string { return envOr("PATH", "/usr/local/bin:/usr/bin:/bin") }
 
 func envOr(key, def string) string {
 	if v := os.Getenv(key); v != "" {

@@ -93,6 +93,13 @@ func New(opts *Options) (*Runner, error) {
 // Run claims and runs turns, one at a time, until ctx ends. A failing
 // claim (the host is down) is retried after a pause.
 func (r *Runner) Run(ctx context.Context) error {
+	// A runner killed while a script ran left it running: end it.
+	if n, err := agenttool.Reap(r.runsDir()); n > 0 || err != nil {
+		r.log.Info("ended the agent tool runs a dead runner left running", "runs", n, "err", err)
+	}
+	if why := agenttool.Isolation(); why != "" {
+		r.log.Warn(why)
+	}
 	pause := 200 * time.Millisecond
 	for ctx.Err() == nil {
 		claim, err := r.c.RunnerClaim(ctx, api.RunnerClaimRequest{Runner: r.opts.Name, WaitMs: int(r.opts.Wait.Milliseconds())})
@@ -116,6 +123,9 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	return nil
 }
+
+// runsDir is where the runner records the agent tool runs it has running.
+func (r *Runner) runsDir() string { return filepath.Join(r.opts.Dir, "agent-tool-runs") }
 
 // RunTurn runs one claimed turn to the end of the claim: completed,
 // failed, parked for approval, or lost (the host took it back).
@@ -308,7 +318,10 @@ func (t *turn) Execute(ctx context.Context, callID string, c model.ToolCall) (to
 				t.log.Warn("reporting a call's output", "call", callID, "err", err)
 			}
 		})
-		out := agenttool.Run(ctx, at, in, agenttool.RunOptions{Workspace: t.ws, CallID: callID, SessionID: t.claim.SessionID, Stderr: rep.Output})
+		out := agenttool.Run(ctx, at, in, agenttool.RunOptions{
+			Workspace: t.ws, CallID: callID, SessionID: t.claim.SessionID, Stderr: rep.Output,
+			Records: t.r.runsDir(), Private: []string{t.r.opts.Dir},
+		})
 		rep.Close()
 		return out, false
 	}
