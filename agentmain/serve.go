@@ -66,6 +66,7 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		return command.ExitRefused
 	}
 	setMemoryLimit(logger)
+	go returnIdleMemory(ctx, logger)
 	stateDir, err := filepath.Abs(*state)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
