@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/tool"
 )
 
 // A direct call's handler runs on the request's goroutine
@@ -69,10 +70,12 @@ type overruns struct {
 	refused metric.Int64Counter       // agent.tool.overrun_refused
 }
 
-func newOverruns(max int, names []string, logger *slog.Logger, meter metric.Meter) *overruns {
+func newOverruns(max int, set *tool.Set, logger *slog.Logger, meter metric.Meter) *overruns {
+	names := set.Names()
 	o := &overruns{max: int64(max), tools: make(map[string]*toolOverrun, len(names)), logger: logger}
 	for _, name := range names {
-		o.tools[name] = new(toolOverrun)
+		t, _ := set.Lookup(name)
+		o.tools[name] = &toolOverrun{tool: t}
 	}
 	// The errors are the meter's (an invalid name): the instruments are
 	// then no-ops, which the meter returns with them.
@@ -84,17 +87,31 @@ func newOverruns(max int, names []string, logger *slog.Logger, meter metric.Mete
 }
 
 // admits reports whether a direct call of the tool may run: fewer of its
-// handlers than the cap run past their end. Calls that pass together may
-// overshoot it by their number: a bound, not an exact limit.
+// handlers than the cap run past their end — those of direct calls this
+// server answered early, and those the tool counts itself (calls in
+// sessions, model turns, streamed calls: tool.Tool.Overrunning). Calls
+// that pass together may overshoot it by their number: a bound, not an
+// exact limit.
 func (o *overruns) admits(name string) bool {
 	t, ok := o.tools[name]
-	return o.max == 0 || !ok || t.running.Load() < o.max
+	return o.max == 0 || !ok || t.overrunning() < o.max
 }
 
 // toolOverrun is one tool's count.
 type toolOverrun struct {
-	running atomic.Int64 // handlers running past their call's end
+	tool    *tool.Tool
+	running atomic.Int64 // direct calls' handlers running past their answer
 	refused atomic.Int64 // direct calls refused for it
+}
+
+// overrunning is how many of the tool's handlers run past their call's
+// end, wherever they were called from.
+func (t *toolOverrun) overrunning() int64 {
+	n := t.running.Load()
+	if t.tool != nil {
+		n += t.tool.Overrunning()
+	}
+	return n
 }
 
 // begin counts a handler of the tool as running past its call's end. A

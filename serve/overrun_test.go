@@ -189,3 +189,52 @@ func TestOverrunFreesItsConnection(t *testing.T) {
 		t.Errorf("/healthz after %d hung calls: %d %s", 2*maxConns, a.status, a.body)
 	}
 }
+
+// TestHungToolInSessionsIsCapped: handlers that run on past their
+// timeout in calls the host runs on a goroutine of their own (here calls
+// in a session) count toward --max-overrun too: at the cap the tool's
+// direct calls are refused, and served again once the handlers return.
+func TestHungToolInSessionsIsCapped(t *testing.T) {
+	const maxOverrun = 3
+	release := make(chan struct{})
+	hang, _ := tool.New("hang", tool.Config{Description: "Ignores its context.", Timeout: 50 * time.Millisecond},
+		func(ctx context.Context, call *tool.Call, in struct{}) (any, error) {
+			<-release
+			return "late", nil
+		})
+	hd := serveHardenedWith(t, serve.Options{MaxOverrun: maxOverrun}, serve.ListenOptions{}, hardenedExtras{tools: []*tool.Tool{hang}})
+	released := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(released)
+	c := newClient(t)
+	auth := "Bearer " + testToken
+	for i := range maxOverrun {
+		s := send(t, c, "POST", hd.base+"/agent/v1/session", auth, `{}`)
+		var sess struct {
+			SessionID string `json:"sessionId"`
+		}
+		if err := json.Unmarshal([]byte(s.body), &sess); err != nil || sess.SessionID == "" {
+			t.Fatalf("creating a session: %d %s", s.status, s.body)
+		}
+		a := send(t, c, "POST", hd.base+"/agent/v1/tools/hang", auth, `{"input":{},"sessionId":"`+sess.SessionID+`"}`)
+		if a.status != 200 || !strings.Contains(a.body, "timed out after 50ms") {
+			t.Fatalf("call %d of hang in a session: %d %s", i, a.status, a.body)
+		}
+	}
+	if a := send(t, c, "POST", hd.base+"/agent/v1/tools/hang", auth, `{"input":{}}`); a.status != 503 || a.code != "tool_overrun" {
+		t.Fatalf("a direct call of hang with %d of its handlers running on in sessions: %d %s; want 503 tool_overrun", maxOverrun, a.status, a.body)
+	}
+	if a := send(t, c, "POST", hd.base+"/agent/v1/tools/quick", auth, `{"input":{}}`); a.status != 200 {
+		t.Fatalf("another tool: %d %s", a.status, a.body)
+	}
+	released()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		a := send(t, c, "POST", hd.base+"/agent/v1/tools/hang", auth, `{"input":{}}`)
+		if a.status == 200 && strings.Contains(a.body, `"late"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hang after its handlers returned: %d %s", a.status, a.body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

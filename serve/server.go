@@ -207,7 +207,7 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 		idemTTL: o.IdempotencyTTL}
 	s.bearerBody = bodyRule{max: o.MaxBodyBytes, timeout: o.BodyTimeout, timeoutName: "the host's body timeout"}
 	s.unauth = newUnauthBodies(o, s.bearerBody)
-	s.overruns = newOverruns(orDefault(o.MaxOverrun, MaxOverrunDefault), h.Tools().Names(), o.Logger, h.Meter())
+	s.overruns = newOverruns(orDefault(o.MaxOverrun, MaxOverrunDefault), h.Tools(), o.Logger, h.Meter())
 	s.maxStreams, s.public, s.verified = int64(o.MaxStreams), map[string][]string{}, map[string]bool{}
 	s.streamWrite = o.StreamWriteTimeout
 	s.evals = o.Evals

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 )
 
 // Run runs a server tool's handler with validated input and returns its
@@ -60,16 +61,41 @@ func (t *Tool) Run(ctx context.Context, call *Call, in *Input) (Output, error) {
 	// time even when the handler ignores ctx; its result is normalised back
 	// here, where the stack is already grown.
 	done := resultChans.Get().(chan handlerResult)
-	go func() { done <- t.runHandler(work, call, in) }()
+	var left atomic.Int32 // handlerRunning, then handlerReturned or handlerLeft
+	go func() {
+		r := t.runHandler(work, call, in)
+		if !left.CompareAndSwap(handlerRunning, handlerReturned) {
+			t.overrunning.Add(-1) // Run returned without it
+		}
+		done <- r
+	}()
 	var r handlerResult
 	select {
 	case r = <-done:
 		resultChans.Put(done) // empty again, and no one else sends on it
 	case <-work.expiry():
+		if left.CompareAndSwap(handlerRunning, handlerLeft) {
+			t.overrunning.Add(1)
+		}
 		return g.end(t.interrupted(work, call)), nil
 	}
 	return t.finish(work, call, r), nil
 }
+
+// Where a handler Run started on a goroutine of its own stands.
+const (
+	handlerRunning int32 = iota
+	handlerReturned
+	handlerLeft // Run returned without it: it runs on
+)
+
+// Overrunning returns how many of the tool's handlers run on after their
+// call returned without them — on its timeout or cancellation, which they
+// ignore — among the calls whose handler Run starts on a goroutine of its
+// own (calls in sessions, model turns, streamed direct calls). A direct
+// call whose handler runs on its caller's goroutine (CallInfo.Overrun) is
+// counted by its caller (serve's --max-overrun counts both).
+func (t *Tool) Overrunning() int64 { return t.overrunning.Load() }
 
 // runInline runs the handler on the caller's goroutine. A watchdog, w,
 // is called when work expires: if it does before the handler returns, the

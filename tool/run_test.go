@@ -142,7 +142,6 @@ func TestTimeoutCancelsHandler(t *testing.T) {
 
 func TestTimeoutDoesNotWaitForAHandlerThatIgnoresCtx(t *testing.T) {
 	release := make(chan struct{})
-	defer close(release)
 	tl := mustNew(t, "stubborn", tool.Config{Timeout: 10 * time.Millisecond}, func(ctx context.Context, call *tool.Call, in empty) (any, error) {
 		<-release // ignores ctx
 		return nil, nil
@@ -150,6 +149,21 @@ func TestTimeoutDoesNotWaitForAHandlerThatIgnoresCtx(t *testing.T) {
 	out := run(t, context.Background(), tl, nil)
 	if !out.IsError || !strings.HasPrefix(string(out.Result), `"timed out after`) {
 		t.Errorf("Output = %s (isError %v), want a timeout error", out.Result, out.IsError)
+	}
+	run(t, context.Background(), tl, nil)
+	if n := tl.Overrunning(); n != 2 {
+		t.Errorf("Overrunning = %d with two handlers running on, want 2", n)
+	}
+	close(release)
+	for deadline := time.Now().Add(5 * time.Second); tl.Overrunning() != 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Overrunning = %d after the handlers returned, want 0", tl.Overrunning())
+		}
+	}
+	quick := mustNew(t, "quick", tool.Config{Timeout: time.Second}, func(ctx context.Context, call *tool.Call, in empty) (any, error) { return "ok", nil })
+	run(t, context.Background(), quick, nil)
+	if n := quick.Overrunning(); n != 0 {
+		t.Errorf("Overrunning of a tool that returned = %d", n)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -94,6 +95,10 @@ type Tool struct {
 	decodeFlat func(json.RawMessage) (any, bool)
 	handler    func(context.Context, *Call, any) (any, error)
 	output     *compiledSchema // nil: no declared output (output.go)
+
+	// overrunning counts the handlers running on after Run returned
+	// without them (Overrunning).
+	overrunning atomic.Int64
 }
 
 // Info describes a tool to people, models and programs.
