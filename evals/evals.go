@@ -41,11 +41,9 @@ package evals
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
@@ -140,7 +138,7 @@ func (s *Service) Run(ctx context.Context, req api.EvalRunRequest, principal str
 	}
 	load, err := s.evals.PrincipalEvals(ctx, principal)
 	if err != nil {
-		return api.EvalBatch{}, storeError(err, nil)
+		return api.EvalBatch{}, host.StoreError(err, nil)
 	}
 	if load.Batches >= MaxRunningBatches {
 		return api.EvalBatch{}, api.Errorf(api.CodeQuotaExceeded, "%s already runs %d eval batches, the most a principal may run at once (%d); wait for one to complete", principal, load.Batches, MaxRunningBatches)
@@ -148,7 +146,7 @@ func (s *Service) Run(ctx context.Context, req api.EvalRunRequest, principal str
 	if err := s.h.Sessions().CheckQuota(ctx, principal, load.Queued+len(cases)); err != nil {
 		return api.EvalBatch{}, err
 	}
-	b := api.EvalBatch{ID: newID("eval"), Name: req.Name, Status: api.EvalQueued, Principal: principal,
+	b := api.EvalBatch{ID: host.NewID("eval"), Name: req.Name, Status: api.EvalQueued, Principal: principal,
 		Created: time.Now().UTC().Truncate(time.Microsecond), Total: len(cases), Cases: make([]api.EvalCaseResult, len(cases)),
 		Concurrency: cmp.Or(req.Concurrency, ConcurrencyDefault)}
 	for i, c := range cases {
@@ -166,7 +164,7 @@ func (s *Service) Run(ctx context.Context, req api.EvalRunRequest, principal str
 		return nil
 	})
 	if err != nil {
-		return api.EvalBatch{}, storeError(err, nil)
+		return api.EvalBatch{}, host.StoreError(err, nil)
 	}
 	s.logger.Info("started an eval batch", "batch", b.ID, "name", b.Name, "cases", b.Total, "principal", principal)
 	s.h.Go("starting an eval batch's cases", func(ctx context.Context) { s.startQueued(ctx, b.ID) })
@@ -181,7 +179,7 @@ func (s *Service) List(ctx context.Context, p store.Page) ([]api.EvalBatch, stri
 	}
 	list, next, err := s.evals.ListEvalBatches(ctx, p)
 	if err != nil {
-		return nil, "", storeError(err, nil)
+		return nil, "", host.StoreError(err, nil)
 	}
 	return list, next, nil
 }
@@ -194,31 +192,7 @@ func (s *Service) Get(ctx context.Context, id string) (api.EvalBatch, error) {
 	}
 	b, err := s.evals.EvalBatch(ctx, id)
 	if err != nil {
-		return api.EvalBatch{}, storeError(err, api.Errorf(api.CodeEvalNotFound, "%s: %q", api.CodeEvalNotFound.Description(), id))
+		return api.EvalBatch{}, host.StoreError(err, api.Errorf(api.CodeEvalNotFound, "%s: %q", api.CodeEvalNotFound.Description(), id))
 	}
 	return b, nil
-}
-
-// storeError maps a store error to the API's, as the host does: a
-// missing record is notFound, a foreign cursor bad_cursor; anything else
-// is internal, with the store's error as its cause.
-func storeError(err error, notFound *api.Error) error {
-	var ae *api.Error
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &ae):
-		return err
-	case errors.Is(err, store.ErrNotFound) && notFound != nil:
-		return notFound
-	case errors.Is(err, store.ErrBadCursor):
-		return api.Wrap(api.CodeBadCursor, err)
-	}
-	return api.Wrap(api.CodeInternal, err)
-}
-
-// newID returns prefix_<16 random lower-case characters>, the shape of
-// the host's ids.
-func newID(prefix string) string {
-	return prefix + "_" + strings.ToLower(rand.Text()[:16])
 }

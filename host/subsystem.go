@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/tool"
 )
@@ -135,3 +136,16 @@ func (h *Host) ModelTool(name string) (*tool.Tool, bool) { return h.lookupForMod
 // subsystem that records a session's id before the session is made
 // (an eval case, as it starts) makes it with this.
 func NewSessionID() string { return newID("sess") }
+
+// NewID returns a new id of the host's shape, prefix_<16 random
+// lower-case letters and digits>, for a subsystem's own records (an eval
+// batch: eval_…).
+func NewID(prefix string) string { return newID(prefix) }
+
+// StoreError maps an error of the store to the API's as the host does for
+// its own calls: a missing record is notFound (when given), a running
+// turn session_busy, a foreign cursor bad_cursor, an *api.Error itself;
+// anything else internal, with the store's error as its cause. A
+// subsystem reading its own records with the host's store maps its
+// errors with it.
+func StoreError(err error, notFound *api.Error) error { return storeError(err, notFound) }
