@@ -128,16 +128,7 @@ func TestHungToolDoesNotWedgeTheHost(t *testing.T) {
 
 	// Its handlers return: it is served again.
 	released()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		a := send(t, c, "POST", hd.base+"/agent/v1/tools/hang", auth, `{"input":{}}`)
-		if a.status == 200 && strings.Contains(a.body, `"late"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("hang after its handlers returned: %d %s", a.status, a.body)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	awaitServedAgain(t, c, hd.base, auth)
 	if got := metricSum(t, reader, "agent.tool.overrunning", "hang"); got != 0 {
 		t.Errorf("agent.tool.overrunning{tool.name=hang} = %d after the handlers returned", got)
 	}
@@ -227,10 +218,17 @@ func TestHungToolInSessionsIsCapped(t *testing.T) {
 		t.Fatalf("another tool: %d %s", a.status, a.body)
 	}
 	released()
+	awaitServedAgain(t, c, hd.base, auth)
+}
+
+// awaitServedAgain waits until a direct call of hang, whose handlers
+// were released, is served: its answer, not tool_overrun.
+func awaitServedAgain(t *testing.T, c *http.Client, base, auth string) {
+	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		a := send(t, c, "POST", hd.base+"/agent/v1/tools/hang", auth, `{"input":{}}`)
+		a := send(t, c, "POST", base+"/agent/v1/tools/hang", auth, `{"input":{}}`)
 		if a.status == 200 && strings.Contains(a.body, `"late"`) {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("hang after its handlers returned: %d %s", a.status, a.body)
