@@ -3,6 +3,7 @@ package agentmain
 import (
 	"testing"
 
+	"github.com/agentsdk/agentsdk/evals"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/serveflags"
 	"github.com/agentsdk/agentsdk/serve"
@@ -27,6 +28,9 @@ func TestFlagDefaultsAgree(t *testing.T) {
 		{"model-result-bytes", serveflags.ModelResultBytesDefault, host.ModelResultBytesDefault},
 		{"stream-write-timeout", serveflags.StreamWriteTimeoutDefault, serve.StreamWriteTimeoutDefault},
 		{"max-overrun", serveflags.MaxOverrunDefault, serve.MaxOverrunDefault},
+		{"unauth-body-timeout", serveflags.UnauthBodyTimeoutDefault, serve.UnauthBodyTimeoutDefault},
+		{"max-unauth-bodies", serveflags.MaxUnauthBodiesDefault, serve.MaxUnauthBodiesDefault},
+		{"max-eval-batches", serveflags.MaxEvalBatchesDefault, evals.MaxRunningBatches},
 	}
 	for _, tt := range tests {
 		if tt.flag != tt.own {

@@ -109,7 +109,7 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitFailure
 	}
-	ev, err := evals.New(h, &evals.Options{Logger: logger})
+	ev, err := evals.New(h, &evals.Options{Logger: logger, MaxRunningBatches: f.MaxEvalBatches})
 	if err != nil {
 		h.Close()
 		fmt.Fprintln(stdio.Err, err)
@@ -128,7 +128,8 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		wait = -1 // answer at once
 	}
 	srv, err := serve.New(h, &serve.Options{Slug: f.Slug, Token: secret, MaxBodyBytes: f.MaxBodyBytes, Logger: logger, ApprovalWait: wait,
-		BodyTimeout: noLimit(f.BodyTimeout), MaxStreams: noLimit(f.MaxStreams), StreamWriteTimeout: noLimit(f.StreamWriteTimeout), MaxOverrun: noLimit(f.MaxOverrun), IdempotencyTTL: f.IdempotencyTTL, MCPOrigins: append(splitList(f.MCPOrigins), originOf(f.PublicURL)...),
+		BodyTimeout: noLimit(f.BodyTimeout), MaxStreams: noLimit(f.MaxStreams), StreamWriteTimeout: noLimit(f.StreamWriteTimeout), MaxOverrun: noLimit(f.MaxOverrun),
+		UnauthBodyTimeout: noLimit(f.UnauthBodyTimeout), MaxUnauthBodies: noLimit(f.MaxUnauthBodies), IdempotencyTTL: f.IdempotencyTTL, MCPOrigins: append(splitList(f.MCPOrigins), originOf(f.PublicURL)...),
 		Evals: ev})
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)

@@ -56,7 +56,8 @@ import (
 const ConcurrencyDefault = 4
 
 // MaxRunningBatches is how many batches one principal may have queued or
-// running at once; [Service.Run] refuses the next with quota_exceeded.
+// running at once by default (Options.MaxRunningBatches); [Service.Run]
+// refuses the next with quota_exceeded.
 const MaxRunningBatches = 4
 
 // Options configure a [Service]. The zero value is the defaults.
@@ -64,6 +65,10 @@ type Options struct {
 	// Logger receives the service's logs: batches started and completed,
 	// cases interrupted, store failures. Nil discards them.
 	Logger *slog.Logger
+	// MaxRunningBatches bounds the batches one principal may have queued
+	// or running at once; zero means MaxRunningBatches, negative no
+	// limit.
+	MaxRunningBatches int
 }
 
 // Service runs eval batches on a host. Make it with [New]; it is safe for
@@ -72,9 +77,12 @@ type Options struct {
 type Service struct {
 	h      *host.Host
 	logger *slog.Logger
-	jobs   store.Jobs  // nil: the store runs no durable jobs
-	evals  store.Evals // nil with jobs
-	cache  cache
+	// maxBatches is Options.MaxRunningBatches, with its default; < 0:
+	// no limit.
+	maxBatches int
+	jobs       store.Jobs  // nil: the store runs no durable jobs
+	evals      store.Evals // nil with jobs
+	cache      cache
 }
 
 // New returns the evals of h and registers them on it (their job kind,
@@ -92,7 +100,7 @@ func New(h *host.Host, opts *Options) (*Service, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{h: h, logger: o.Logger, cache: newCache()}
+	s := &Service{h: h, logger: o.Logger, cache: newCache(), maxBatches: cmp.Or(o.MaxRunningBatches, MaxRunningBatches)}
 	j, jobs := h.Store().(store.Jobs)
 	ev, evals := h.Store().(store.Evals)
 	if jobs && evals {
@@ -125,7 +133,7 @@ func (s *Service) ready() error {
 // its session quota (host.Options.MaxSessions) from the start — a batch
 // whose cases, with the cases still queued of its other batches, would
 // take it past the quota is refused with quota_exceeded, and so is a
-// batch beyond MaxRunningBatches. An invalid eval is refused with
+// batch beyond Options.MaxRunningBatches. An invalid eval is refused with
 // invalid_eval, listing every problem; a store without durable jobs with
 // no_jobs.
 func (s *Service) Run(ctx context.Context, req api.EvalRunRequest, principal string) (api.EvalBatch, error) {
@@ -140,8 +148,8 @@ func (s *Service) Run(ctx context.Context, req api.EvalRunRequest, principal str
 	if err != nil {
 		return api.EvalBatch{}, host.StoreError(err, nil)
 	}
-	if load.Batches >= MaxRunningBatches {
-		return api.EvalBatch{}, api.Errorf(api.CodeQuotaExceeded, "%s already runs %d eval batches, the most a principal may run at once (%d); wait for one to complete", principal, load.Batches, MaxRunningBatches)
+	if s.maxBatches >= 0 && load.Batches >= s.maxBatches {
+		return api.EvalBatch{}, api.Errorf(api.CodeQuotaExceeded, "%s already runs %d eval batches, the most a principal may run at once (%d); wait for one to complete", principal, load.Batches, s.maxBatches)
 	}
 	if err := s.h.Sessions().CheckQuota(ctx, principal, load.Queued+len(cases)); err != nil {
 		return api.EvalBatch{}, err

@@ -116,3 +116,36 @@ func TestEvalRunningBatches(t *testing.T) {
 		t.Errorf("bob's batch: %v", err)
 	}
 }
+
+// Options.MaxRunningBatches (serve's --max-eval-batches) sets the bound;
+// negative, there is none.
+func TestEvalRunningBatchesOption(t *testing.T) {
+	m := newEvalModel(t)
+	release := make(chan struct{})
+	defer close(release)
+	m.Default.SetDefault(fakemodel.Reply{Until: release})
+	ctx := context.Background()
+	one := api.EvalRunRequest{Cases: []api.EvalCase{{Message: "hi"}}}
+	for _, tt := range []struct {
+		max, accepted int
+	}{{1, 1}, {-1, evals.MaxRunningBatches + 2}} {
+		h, err := host.New(evalTools(t), &host.Options{StateRoot: t.TempDir(), Store: openStore(t, "sqlite"), Model: mustFake(t, m)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		ev, err := evals.New(h, &evals.Options{MaxRunningBatches: tt.max})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range tt.accepted {
+			if _, err := ev.Run(ctx, one, "ana"); err != nil {
+				t.Fatalf("max %d: batch %d: %v", tt.max, i+1, err)
+			}
+		}
+		if tt.max > 0 {
+			_, err := ev.Run(ctx, one, "ana")
+			quotaExceeded(t, "one batch more", err, fmt.Sprintf("ana already runs %d eval batches, the most a principal may run at once (%d)", tt.max, tt.max))
+		}
+	}
+}

@@ -679,6 +679,8 @@ func TestLimitFlagDefaults(t *testing.T) {
 		{"max-streams", serveflags.MaxStreamsDefault, serve.MaxStreamsDefault},
 		{"idempotency-ttl", serveflags.IdempotencyTTLDefault, serve.IdempotencyTTLDefault},
 		{"max-overrun", serveflags.MaxOverrunDefault, serve.MaxOverrunDefault},
+		{"unauth-body-timeout", serveflags.UnauthBodyTimeoutDefault, serve.UnauthBodyTimeoutDefault},
+		{"max-unauth-bodies", serveflags.MaxUnauthBodiesDefault, serve.MaxUnauthBodiesDefault},
 	} {
 		if tt.flag != tt.own {
 			t.Errorf("--%s defaults to %v, but the serve package's default is %v", tt.name, tt.flag, tt.own)

@@ -32,6 +32,9 @@ const (
 	ModelResultBytesDefault   = 64 << 10
 	StreamWriteTimeoutDefault = 30 * time.Second
 	MaxOverrunDefault         = 64
+	UnauthBodyTimeoutDefault  = 5 * time.Second
+	MaxUnauthBodiesDefault    = 32
+	MaxEvalBatchesDefault     = 4
 )
 
 // Serve holds the flags of serving an agent's API.
@@ -62,6 +65,9 @@ type Serve struct {
 	ModelResultBytes   int
 	StreamWriteTimeout time.Duration
 	MaxOverrun         int
+	UnauthBodyTimeout  time.Duration
+	MaxUnauthBodies    int
+	MaxEvalBatches     int
 }
 
 // Register defines the flags on fs. slugDefault is the default slug (the
@@ -88,6 +94,9 @@ func (s *Serve) Register(fs *pflag.FlagSet, slugDefault string) {
 	fs.StringVar(&s.MCPOrigins, "mcp-origins", "", "browser origins allowed on the MCP endpoint /<slug>/mcp besides loopback ones, comma-separated (scheme://host[:port]); requests without Origin are not affected")
 	fs.DurationVar(&s.StreamWriteTimeout, "stream-write-timeout", StreamWriteTimeoutDefault, "how long a write of an event stream (or a streamed call) may wait for a client that stopped reading before it is cut off (0: no limit)")
 	fs.IntVar(&s.MaxOverrun, "max-overrun", MaxOverrunDefault, "most handlers of one tool still running past their timeout (they ignore their context), in direct calls answered at the timeout or in sessions and model turns; then that tool's direct calls get 503 tool_overrun until one returns (0: no limit)")
+	fs.DurationVar(&s.UnauthBodyTimeout, "unauth-body-timeout", UnauthBodyTimeoutDefault, "how long the body of a request admitted without the token (a signed channel route's, the playground sign-in's) may take to arrive after its headers; then 408 and the connection is closed (0: only --body-timeout)")
+	fs.IntVar(&s.MaxUnauthBodies, "max-unauth-bodies", MaxUnauthBodiesDefault, "most bodies of requests admitted without the token read at once; one more gets 503 over_capacity at once, unread (0: no limit; keep it well under --max-conns)")
+	fs.IntVar(&s.MaxEvalBatches, "max-eval-batches", MaxEvalBatchesDefault, "most eval batches one principal may have queued or running at once; one more gets 429 quota_exceeded (-1: no limit)")
 	fs.Int64Var(&s.MaxResultBytes, "max-result-bytes", MaxResultBytesDefault, "largest tool result (its JSON), unless the tool sets its own; a larger one is an isError result (-1: no limit)")
 	fs.IntVar(&s.ModelResultBytes, "model-result-bytes", ModelResultBytesDefault, "most of a result a model is fed; a larger one is saved as a session artifact and the model gets a preview and read_result (-1: whole results)")
 	fs.StringVar(&s.PublicURL, "public-url", "", "the host's URL as runners and browsers reach it (https://agents.example.com); cloud turns call the server tools at <public-url>/<slug>/mcp")
@@ -102,7 +111,7 @@ func RegisterStore(fs *pflag.FlagSet, store *string) {
 
 // Names lists the flags Register defines.
 var Names = []string{"addr", "slug", "token", "max-body-bytes", "drain-timeout", "log-format", "model", "lease-ttl", "approval-wait", "approval-timeout", "store",
-	"body-timeout", "header-timeout", "idle-timeout", "max-conns", "max-streams", "idempotency-ttl", "max-sessions", "max-pending", "mcp-origins", "public-url", "cloud-tools-url", "max-result-bytes", "model-result-bytes", "stream-write-timeout", "max-overrun"}
+	"body-timeout", "header-timeout", "idle-timeout", "max-conns", "max-streams", "idempotency-ttl", "max-sessions", "max-pending", "mcp-origins", "public-url", "cloud-tools-url", "max-result-bytes", "model-result-bytes", "stream-write-timeout", "max-overrun", "unauth-body-timeout", "max-unauth-bodies", "max-eval-batches"}
 
 // Args returns the flags of fs that Register defined and the command line
 // set, as arguments to pass on ("--name=value").
