@@ -20,7 +20,7 @@ type healthCache struct {
 	err error
 }
 
-// check returns the host's health, checking again when the last check is
+// checkHealth returns the host's health, checking again when the last check is
 // older than healthEvery. Concurrent probes wait for one check.
 func (s *Server) checkHealth(ctx context.Context) error {
 	c := &s.health
