@@ -32,13 +32,17 @@ const (
 	KindChannelStarted    Kind = "channel.started"           // ChannelStarted
 	KindReminderSet       Kind = "reminder.set"              // ReminderSet
 	KindReminderFired     Kind = "reminder.fired"            // ReminderFired
+	KindReasoningDelta    Kind = "reasoning.delta"           // ReasoningDelta
+	KindReasoning         Kind = "reasoning"                 // Reasoning
+	KindModelRetry        Kind = "model.retry"               // ModelRetry
+	KindModelUsage        Kind = "model.usage"               // ModelUsage
 )
 
 // Kinds lists every event kind, in the order a turn usually produces them.
 var Kinds = []Kind{
 	KindSessionCreated, KindSessionTagged, KindTurnStarted, KindWorkspaceMoved, KindMessageDelta, KindMessage, KindActionsRequested,
 	KindApprovalRequested, KindApprovalResolved, KindActionProgress, KindActionOutput, KindActionResult, KindArtifactCreated, KindTurnCompleted, KindTurnFailed,
-	KindChannelStarted, KindReminderSet, KindReminderFired,
+	KindChannelStarted, KindReminderSet, KindReminderFired, KindReasoningDelta, KindReasoning, KindModelRetry, KindModelUsage,
 }
 
 // Payload is the data of an event of one kind.
@@ -116,6 +120,14 @@ func PayloadOf(k Kind) Payload {
 		return &ReminderSet{}
 	case KindReminderFired:
 		return &ReminderFired{}
+	case KindReasoningDelta:
+		return &ReasoningDelta{}
+	case KindReasoning:
+		return &Reasoning{}
+	case KindModelRetry:
+		return &ModelRetry{}
+	case KindModelUsage:
+		return &ModelUsage{}
 	}
 	return nil
 }

@@ -147,18 +147,123 @@ type ArtifactCreated struct {
 }
 
 // TurnCompleted ends a turn that succeeded. Steps counts a model turn's
-// model calls; a direct call's turn has none.
+// model calls; a direct call's turn has none. Usage is what the turn's
+// model calls consumed (absent for a direct call's turn).
 type TurnCompleted struct {
-	Steps *int `json:"steps,omitempty"`
+	Steps *int   `json:"steps,omitempty"`
+	Usage *Usage `json:"usage,omitempty"`
 }
 
-// TurnFailed ends a turn that failed, with the reason: the provider's
-// error, a timeout, the step limit, "cancelled", a shutdown or a restart.
-// (Fields in alphabetical order: the wire order.)
+// TurnFailed ends a turn that failed. Code classifies why (a
+// [FailureCode]: rate_limited, budget_exceeded, …) so that a client can
+// act on it; Reason says it in words, with the provider's own message
+// when the provider failed. (Fields in alphabetical order: the wire
+// order.)
 type TurnFailed struct {
-	Reason string `json:"reason"`
-	Steps  *int   `json:"steps,omitempty"`
+	Code   FailureCode `json:"code,omitempty"`
+	Reason string      `json:"reason"`
+	Steps  *int        `json:"steps,omitempty"`
+	Usage  *Usage      `json:"usage,omitempty"`
 }
+
+// FailureCode classifies a failed turn ([TurnFailed.Code]).
+type FailureCode string
+
+// Why a turn fails. The first seven are a model call's failures, as the
+// provider answered (model.Reason has the same values).
+const (
+	FailureRateLimited    FailureCode = "rate_limited"            // the provider refused for the rate (429), after the retries
+	FailureOverloaded     FailureCode = "overloaded"              // the provider was overloaded or failing (5xx, 529, reset connections), after the retries
+	FailureContextLength  FailureCode = "context_length_exceeded" // the conversation does not fit the model's window
+	FailureAuthFailed     FailureCode = "auth_failed"             // the provider refused the key (401, 403)
+	FailureInvalidRequest FailureCode = "invalid_request"         // the provider refused the request as malformed
+	FailureTimeout        FailureCode = "timeout"                 // the model did not answer within modelTimeout
+	FailureProviderError  FailureCode = "provider_error"          // anything else the provider or the connection did
+	FailureBudgetExceeded FailureCode = "budget_exceeded"         // a limit of agent.yaml's limits: was reached (and not raised)
+	FailureStepLimit      FailureCode = "step_limit"              // the model was still calling tools after maxSteps
+	FailureCancelled      FailureCode = "cancelled"               // the turn was cancelled
+	FailureInterrupted    FailureCode = "interrupted"             // its host shut down or died
+	FailureNotConfigured  FailureCode = "model_not_configured"    // the agent has no model
+	FailureInternal       FailureCode = "internal"                // the host could not run it (its store failed, …)
+)
+
+// Usage is what model calls consumed: one call's, a turn's, a session's or
+// an aggregate's. Tokens are as the provider reported them, normalised
+// (model.Usage): InputTokens is full-price input, without the cached part;
+// OutputTokens includes ReasoningTokens. CostMicroUsd is the cost in
+// millionths of a dollar, summed as integers, and CostUsd the same in
+// dollars; both are null when a call's model has no price (pricing: in
+// agent.yaml), never a made-up figure. (Fields in alphabetical order: the
+// wire order.)
+type Usage struct {
+	CacheReadTokens  int64    `json:"cacheReadTokens"`
+	CacheWriteTokens int64    `json:"cacheWriteTokens"`
+	CostMicroUsd     *int64   `json:"costMicroUsd"`
+	CostUsd          *float64 `json:"costUsd"`
+	InputTokens      int64    `json:"inputTokens"`
+	ModelCalls       int64    `json:"modelCalls"`
+	OutputTokens     int64    `json:"outputTokens"`
+	ReasoningTokens  int64    `json:"reasoningTokens"`
+}
+
+// ModelUsage records one model call's usage, after the call, on the turn's
+// stream: the model that answered, the tokens, the cost (null without a
+// price) and how long the call took. (Fields in alphabetical order: the
+// wire order.)
+type ModelUsage struct {
+	CacheReadTokens  int64  `json:"cacheReadTokens"`
+	CacheWriteTokens int64  `json:"cacheWriteTokens"`
+	CostMicroUsd     *int64 `json:"costMicroUsd"`
+	DurationMs       int64  `json:"durationMs"`
+	InputTokens      int64  `json:"inputTokens"`
+	Model            string `json:"model"`
+	OutputTokens     int64  `json:"outputTokens"`
+	Provider         string `json:"provider"`
+	ReasoningTokens  int64  `json:"reasoningTokens"`
+	// Reported is false when the provider said nothing of usage (some
+	// OpenAI-compatible servers): the call counts, its tokens are 0.
+	Reported   bool   `json:"reported"`
+	StopReason string `json:"stopReason,omitempty"`
+}
+
+// ModelRetry records a model call that failed in a way worth retrying (a
+// rate limit, an overload) and is tried again after WaitMs. (Fields in
+// alphabetical order: the wire order.)
+type ModelRetry struct {
+	Attempt int         `json:"attempt"` // 1 for the first retry
+	Code    FailureCode `json:"code"`
+	Message string      `json:"message"` // the provider's
+	Status  int         `json:"status,omitempty"`
+	WaitMs  int64       `json:"waitMs"`
+}
+
+// ReasoningDelta is a piece of the model's reasoning as it streams. It is
+// shown to people (folded), never fed to tools.
+type ReasoningDelta struct {
+	Text string `json:"text"`
+}
+
+// Reasoning is a complete block of the model's reasoning, recorded before
+// the answer it led to; Signature and Redacted are the provider's seal and
+// encrypted data, sent back unchanged in later calls of the conversation.
+// (Fields in alphabetical order: the wire order.)
+type Reasoning struct {
+	Redacted  string `json:"redacted,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Text      string `json:"text"`
+}
+
+// EventKind returns [KindModelUsage].
+func (ModelUsage) EventKind() Kind { return KindModelUsage }
+
+// EventKind returns [KindModelRetry].
+func (ModelRetry) EventKind() Kind { return KindModelRetry }
+
+// EventKind returns [KindReasoningDelta].
+func (ReasoningDelta) EventKind() Kind { return KindReasoningDelta }
+
+// EventKind returns [KindReasoning].
+func (Reasoning) EventKind() Kind { return KindReasoning }
 
 // EventKind returns [KindSessionCreated].
 func (SessionCreated) EventKind() Kind { return KindSessionCreated }

@@ -27,10 +27,24 @@ const (
 // Message is one message of a conversation: text, and for the assistant the
 // tool calls it made, and for the user the results of those calls.
 type Message struct {
-	Role        Role
-	Text        string
+	Role Role
+	Text string
+	// Reasoning is the assistant's reasoning before its text and calls,
+	// sent back as it came (a provider that requires it, Anthropic's
+	// extended thinking, refuses an altered block).
+	Reasoning   []Reasoning
 	ToolCalls   []ToolCall   // assistant messages
 	ToolResults []ToolResult // user messages answering the previous calls
+}
+
+// Reasoning is one complete block of a model's reasoning. Text is what the
+// model showed of it; Signature is the provider's seal over it (Anthropic
+// thinking blocks); Redacted is the opaque data of a block the provider
+// encrypted (Anthropic redacted_thinking), with no text.
+type Reasoning struct {
+	Text      string
+	Signature string
+	Redacted  string
 }
 
 // ToolCall is a model's request to run a tool. Input is the model's
@@ -45,7 +59,19 @@ type ToolCall struct {
 type ToolResult struct {
 	CallID  string
 	Content string // text the model reads
+	// Images are image contents of the result (tool.Image), for models
+	// that take them; a provider that cannot send them sends a text
+	// stand-in naming each.
+	Images  []Image
 	IsError bool
+}
+
+// Image is an image a tool returned.
+type Image struct {
+	MimeType string // image/png, image/jpeg, image/gif, image/webp
+	Data     []byte
+	// Name says what it is, for a text stand-in ("image 1 of the result").
+	Name string
 }
 
 // Tool describes a tool to the model.
@@ -65,11 +91,18 @@ type Request struct {
 	MaxTokens int
 }
 
-// Chunk is one piece of a streamed answer: a text delta, or a complete tool
-// call. The stream ends after the last chunk.
+// Chunk is one piece of a streamed answer: a text delta, a reasoning delta,
+// a complete reasoning block, a complete tool call, or the answer's [End]
+// (its usage). The stream ends after the last chunk; a failure is an
+// error, an [*Error] where the provider could classify it.
 type Chunk struct {
-	Text     string
-	ToolCall *ToolCall
+	Text string
+	// ReasoningText is a delta of the model's reasoning as it streams;
+	// Reasoning the complete block, once it is (its deltas came before).
+	ReasoningText string
+	Reasoning     *Reasoning
+	ToolCall      *ToolCall
+	End           *End
 }
 
 // Provider streams a model's answer to a request.
@@ -84,6 +117,17 @@ type Config struct {
 	BaseURL   string `yaml:"baseURL" json:"baseURL"`     // default: the provider's, or its usual environment variable
 	APIKey    string `yaml:"apiKey" json:"-"`            // default: the provider's usual environment variable
 	MaxTokens int    `yaml:"maxTokens" json:"maxTokens"` // default MaxTokensDefault; a Request's own MaxTokens wins
+	// Thinking turns on Anthropic's extended thinking (and Gemini's
+	// thinking budget) with this many tokens of reasoning per call.
+	Thinking *Thinking `yaml:"thinking" json:"thinking,omitempty"`
+	// ReasoningEffort is OpenAI's reasoning_effort for reasoning models:
+	// minimal, low, medium or high.
+	ReasoningEffort string `yaml:"reasoningEffort" json:"reasoningEffort,omitempty"`
+}
+
+// Thinking configures a model's reasoning budget.
+type Thinking struct {
+	BudgetTokens int `yaml:"budgetTokens" json:"budgetTokens"`
 }
 
 // MaxTokensDefault caps an answer's length when neither the [Request] nor
