@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/agentsdk/agentsdk/tool"
 )
@@ -151,4 +152,24 @@ type ArtifactList struct {
 type ErrorResponse struct {
 	OK    bool   `json:"ok"`
 	Error *Error `json:"error"`
+}
+
+// UsageReport is the body of GET /<slug>/v1/usage: what model calls made
+// in [From, To) consumed, in total and, with by=, a group per principal,
+// channel, model or session — the costliest first. To is null for "until
+// now".
+type UsageReport struct {
+	OK     bool         `json:"ok"`
+	From   time.Time    `json:"from"`
+	To     *time.Time   `json:"to"`
+	By     string       `json:"by,omitempty"`
+	Total  Usage        `json:"total"`
+	Groups []UsageGroup `json:"groups"`
+}
+
+// UsageGroup is one group of a [UsageReport]: its principal, channel,
+// model or session, and what its calls consumed.
+type UsageGroup struct {
+	Key   string `json:"key"`
+	Usage Usage  `json:"usage"`
 }

@@ -144,6 +144,14 @@ var Routes = []Route{
 		},
 		Responses: []Response{{Status: http.StatusOK, Body: ApprovalList{}}},
 		Errors:    []Code{CodeBadQuery, CodeBadCursor}},
+	{Name: "usage", Method: http.MethodGet, Path: "/usage", Summary: "What model calls consumed across sessions: tokens and cost, in total and by principal, channel, model or session.",
+		Params: []Param{
+			{Name: "from", In: "query", Type: "string", About: "the first instant counted: RFC 3339 or a date (YYYY-MM-DD, UTC); default: the beginning"},
+			{Name: "to", In: "query", Type: "string", About: "the instant after the last one counted (a date counts up to its start); default: now and on"},
+			{Name: "by", In: "query", Type: "string", About: "principal, channel, model or session; default: the total only"},
+		},
+		Responses: []Response{{Status: http.StatusOK, Body: UsageReport{}}},
+		Errors:    []Code{CodeBadQuery}},
 	{Name: "callStatus", Method: http.MethodGet, Path: "/calls/{callId}", Summary: "A gated direct call: waiting, running, or its outcome.",
 		Responses: []Response{
 			{Status: http.StatusOK, Body: CallDone{}, About: "the call has its outcome"},

@@ -74,14 +74,19 @@ type RunnerReport struct {
 	// Token is the claim's fence token.
 	Token int64 `json:"token"`
 	// Events are the turn's new events, in order: message.delta,
-	// message (assistant), actions.requested and action.result only.
+	// message (assistant), actions.requested, action.result, action
+	// progress and output, model.usage (priced by the host),
+	// model.retry, reasoning.delta and reasoning only.
 	Events []Event `json:"events,omitempty"`
 	// End, if set, ends the runner's claim: completed, failed (with
 	// Reason) or parked (calls wait for approval; the turn goes on when
 	// they are decided, on whichever runner claims it then).
 	End    string `json:"end,omitempty"`
 	Reason string `json:"reason,omitempty"`
-	Steps  *int   `json:"steps,omitempty"`
+	// Code classifies a failed end (a model call's failure, the step
+	// limit); the host records another as provider_error.
+	Code  FailureCode `json:"code,omitempty"`
+	Steps *int        `json:"steps,omitempty"`
 }
 
 // Runner report ends.

@@ -27,6 +27,9 @@ type Session struct {
 	LastSeq int64 `json:"lastSeq"`
 	// RunningTurn is the id of the running turn, or "".
 	RunningTurn string `json:"runningTurn,omitempty"`
+	// Usage is what the session's model calls consumed, when the host
+	// says (GET /v1/session/{id}, the session list).
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // TurnKind says what a turn runs.

@@ -315,7 +315,7 @@ func TestSessionTurn(t *testing.T) {
 	}
 	id := turn.SessionID
 	evs := follow(t, c, id, 0, turn.TurnID)
-	want := "session.created turn.started message message.delta message.delta message actions.requested action.result message.delta message turn.completed"
+	want := "session.created turn.started message message.delta message.delta message model.usage actions.requested action.result message.delta message model.usage turn.completed"
 	if got := kinds(evs); got != want {
 		t.Fatalf("events:\n%s\nwant\n%s", got, want)
 	}
@@ -356,13 +356,16 @@ func TestSessionTurn(t *testing.T) {
 	checkSeqs(t, page, 6)
 	rest := follow(t, c, id, 8, turn.TurnID)
 	checkSeqs(t, rest, 9)
-	if len(rest) != 3 {
+	if len(rest) != 5 {
 		t.Errorf("after 8: %s", kinds(rest))
 	}
 
 	s, err := c.Session(ctx, id)
-	if err != nil || s.ID != id || s.LastSeq != 11 || s.RunningTurn != "" || s.Principal != "bearer-token" {
+	if err != nil || s.ID != id || s.LastSeq != 13 || s.RunningTurn != "" || s.Principal != "bearer-token" {
 		t.Errorf("session: %+v %v", s, err)
+	}
+	if s.Usage == nil || s.Usage.ModelCalls != 2 {
+		t.Errorf("session usage: %+v, want its 2 model calls", s.Usage)
 	}
 
 	// Another message, then a second session.
@@ -370,7 +373,7 @@ func TestSessionTurn(t *testing.T) {
 	if err != nil || again.SessionID != id || again.TurnID == turn.TurnID {
 		t.Fatalf("send: %+v %v", again, err)
 	}
-	if evs := follow(t, c, id, 11, again.TurnID); kinds(evs) != "turn.started message message.delta message turn.completed" {
+	if evs := follow(t, c, id, 13, again.TurnID); kinds(evs) != "turn.started message message.delta message model.usage turn.completed" {
 		t.Errorf("second turn: %s", kinds(evs))
 	}
 	other, err := c.CreateSession(ctx, api.CreateSessionRequest{Channel: "slack"})
@@ -496,8 +499,8 @@ func TestEventsResumeAfterADrop(t *testing.T) {
 		}
 	}
 	checkSeqs(t, evs, 1)
-	if got, want := kinds(evs), "session.created turn.started message message.delta message turn.completed "+
-		"turn.started message message.delta message turn.completed"; got != want {
+	if got, want := kinds(evs), "session.created turn.started message message.delta message model.usage turn.completed "+
+		"turn.started message message.delta message model.usage turn.completed"; got != want {
 		t.Errorf("events:\n%s\nwant\n%s", got, want)
 	}
 	mu.Lock()

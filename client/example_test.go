@@ -88,5 +88,5 @@ func ExampleClient_Events() {
 	// Output:
 	// 3 user: Say hello
 	// 6 assistant: Hello there.
-	// 7 turn.completed
+	// 8 turn.completed
 }

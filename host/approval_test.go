@@ -177,7 +177,7 @@ func TestApproveInAModelTurn(t *testing.T) {
 	}
 	evs = b.waitTurn(t, sess.ID, turnID)
 	// The ungated call's result and the approval request race each other.
-	want := "session.created turn.started message actions.requested action.approval_requested action.result action.approval_resolved action.result message.delta message turn.completed"
+	want := "session.created turn.started message model.usage actions.requested action.approval_requested action.result action.approval_resolved action.result message.delta message model.usage turn.completed"
 	other := strings.Replace(want, "action.approval_requested action.result", "action.result action.approval_requested", 1)
 	if got := kinds(evs); got != want && got != other {
 		t.Fatalf("events:\n%s\nwant:\n%s", got, want)

@@ -58,13 +58,13 @@ func (h *Host) goStartCloud(sess api.Session, hold store.Hold) {
 		if err == nil {
 			err = h.startChannel(tctx, sess, hold.TurnID, hist)
 		}
-		var reason string
+		var end api.TurnFailed
 		if err != nil {
-			reason = failureReason(tctx, err)
+			end.Code, end.Reason = failure(tctx, err)
 		}
 		h.leases.untrack(sess.ID, hold.TurnID)
 		if err != nil {
-			if err := h.endTurn(tctx, hold.Fence, api.TurnFailed{Reason: reason}); err != nil {
+			if err := h.endTurn(tctx, hold.Fence, end); err != nil {
 				h.logger.Error("ending a cloud turn whose onStart failed", "session", sess.ID, "err", err)
 			}
 			return

@@ -63,7 +63,7 @@ func TestOnStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := waitEvents(t, h, sess.ID, api.KindTurnCompleted, 1)
-	want := "session.created turn.started message action.result channel.started message.delta message turn.completed"
+	want := "session.created turn.started message action.result channel.started message.delta message model.usage turn.completed"
 	if got := kinds(evs); got != want {
 		t.Fatalf("events: %s\nwant:   %s", got, want)
 	}

@@ -237,6 +237,28 @@ var runnerKinds = map[api.Kind]func(api.Event) error{
 		}
 		return err
 	},
+	api.KindModelUsage: func(e api.Event) error {
+		u, err := api.Decode[api.ModelUsage](e)
+		for _, n := range []int64{u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.DurationMs} {
+			if err == nil && (n < 0 || n > maxReportedTokens) {
+				err = fmt.Errorf("a count of %d: want 0 to %d", n, maxReportedTokens)
+			}
+		}
+		return err
+	},
+	api.KindModelRetry:     func(e api.Event) error { _, err := api.Decode[api.ModelRetry](e); return err },
+	api.KindReasoningDelta: func(e api.Event) error { _, err := api.Decode[api.ReasoningDelta](e); return err },
+	api.KindReasoning:      func(e api.Event) error { _, err := api.Decode[api.Reasoning](e); return err },
+}
+
+// maxReportedTokens bounds a runner's figures of one model call.
+const maxReportedTokens = 1 << 40
+
+// failureCodes are the codes a runner may end a turn with: a model call's
+// failures and the step limit; another is recorded as provider_error.
+var failureCodes = map[api.FailureCode]bool{
+	api.FailureRateLimited: true, api.FailureOverloaded: true, api.FailureContextLength: true, api.FailureAuthFailed: true,
+	api.FailureInvalidRequest: true, api.FailureTimeout: true, api.FailureProviderError: true, api.FailureStepLimit: true,
 }
 
 // Report takes a runner's report on a turn it claimed: its new events
@@ -275,6 +297,13 @@ func (r Runners) Report(ctx context.Context, sessionID, turnID string, rep api.R
 		if err := check(e); err != nil {
 			return api.Errorf(api.CodeInvalidReport, "event %d (%s): %v", i, e.Kind, err)
 		}
+		if e.Kind == api.KindModelUsage {
+			// Priced here, with the host's table: the runner's figure, if
+			// any, is not the one that counts.
+			u, _ := api.Decode[api.ModelUsage](e)
+			h.priceUsage(&u)
+			e = api.NewEvent(u)
+		}
 		evs = append(evs, api.Event{Kind: e.Kind, Data: e.Data, TurnID: turnID})
 	}
 	if err := h.checkResults(ctx, sessionID, turnID, evs); err != nil {
@@ -310,8 +339,13 @@ func (r Runners) Report(ctx context.Context, sessionID, turnID string, rep api.R
 			if reason == "" {
 				reason = "the runner failed"
 			}
-			end, status = api.TurnFailed{Reason: reason, Steps: rep.Steps}, api.TurnStatusFailed
+			code := rep.Code
+			if !failureCodes[code] {
+				code = api.FailureProviderError
+			}
+			end, status = api.TurnFailed{Code: code, Reason: reason, Steps: rep.Steps}, api.TurnStatusFailed
 		}
+		end = h.withTurnUsage(ctx, f, end)
 		_, err := h.log.EndTurn(ctx, store.EndTurnParams{SessionID: sessionID, TurnID: turnID, Token: rep.Token, Status: status,
 			Reason: rep.Reason, Events: events(turnID, end)})
 		if err != nil {
@@ -349,7 +383,7 @@ func (h *Host) cancelCloudTurn(ctx context.Context, sess api.Session) error {
 		payloads = append(payloads, api.ActionResult{CallID: a.CallID, ModelCallID: a.ModelCallID, Tool: a.Tool, IsError: true,
 			Result: json.RawMessage(`"cancelled before it finished"`)})
 	}
-	payloads = append(payloads, api.TurnFailed{Reason: "cancelled"})
+	payloads = append(payloads, api.TurnFailed{Code: api.FailureCancelled, Reason: "cancelled"})
 	_, err = h.log.EndTurn(context.WithoutCancel(ctx), store.EndTurnParams{SessionID: sess.ID, TurnID: turnID, Status: api.TurnStatusFailed,
 		Reason: "cancelled", Events: events(turnID, payloads...)})
 	if errors.Is(err, store.ErrNotRunning) {

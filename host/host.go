@@ -68,6 +68,15 @@ type Options struct {
 	// ModelError (default model.ErrNotConfigured) as the reason.
 	Model      model.Provider
 	ModelError error
+	// ModelConfig names Model: its provider and name label each call's
+	// usage and find its price (its key is not read here).
+	ModelConfig model.Config
+	// Prices are added to the shipped price table (model.DefaultPrices),
+	// replacing entries of the same name: agent.yaml's pricing:.
+	Prices model.Prices
+	// Limits bound what model turns spend, per turn, session and
+	// principal per day (agent.yaml's limits:); zero, no bounds.
+	Limits UsageLimits
 	// System is the system prompt of model turns.
 	System string
 	// MaxTokens bounds each model answer; zero means
@@ -233,9 +242,11 @@ func (o Options) validate() error {
 // Host runs calls of the tools in a set, sessions and their model turns,
 // and approvals. It is safe for concurrent use.
 type Host struct {
-	limits        limiter    // per-tool MaxConcurrent and Exclusive (limits.go)
-	builtinReader *tool.Tool // read_result for models (budget.go); nil without a budget
-	armed         sync.Map   // reminder ids with a timer here (reminders.go)
+	limits        limiter      // per-tool MaxConcurrent and Exclusive (limits.go)
+	builtinReader *tool.Tool   // read_result for models (budget.go); nil without a budget
+	prices        model.Prices // the shipped table with Options.Prices over it
+	raiser        *tool.Tool   // the approval that raises a usage limit (spendlimits.go)
+	armed         sync.Map     // reminder ids with a timer here (reminders.go)
 	channels      map[string]*channel.Channel
 	schedules     map[string]*schedule.Schedule
 	cloudReady    cloudReady // wakes runners' claims waiting here (cloud.go)
@@ -298,6 +309,11 @@ func New(set *tool.Set, opts *Options) (*Host, error) {
 	h.direct = h.services
 	h.direct.Otel = otelService{h: h}
 	h.builtinReader = h.readResult()
+	h.prices = o.prices()
+	h.raiser = newRaiser()
+	if err := h.checkLimits(); err != nil {
+		return nil, fmt.Errorf("creating host: %w", err)
+	}
 	if h.channels, err = byName(o.Channels, (*channel.Channel).ID); err != nil {
 		return nil, fmt.Errorf("creating host: channels: %w", err)
 	}

@@ -181,7 +181,7 @@ func (h *Host) closeDeadTurn(ctx context.Context, tx store.Tx, t api.Turn, claim
 	if err != nil {
 		return err
 	}
-	end := append(interruptedResults(open), api.TurnFailed{Reason: reasonRestart})
+	end := append(interruptedResults(open), api.TurnFailed{Code: api.FailureInterrupted, Reason: reasonRestart})
 	if _, err := w.Append(ctx, t.SessionID, events(t.ID, end...)...); err != nil {
 		return err
 	}

@@ -189,6 +189,7 @@ func (h *Host) Start(ctx context.Context) error {
 	if h.opts.Cloud.ToolsURL == "" {
 		h.logger.Warn("cloud turns will be offered the agent tools only: no URL for runners to reach the server tools at (serve --public-url or --cloud-tools-url)")
 	}
+	h.unpricedWarning()
 	h.startScripts() // before catching up: a dead host's scripts end first
 	if err := h.catchUp(ctx); err != nil {
 		return err
@@ -410,7 +411,7 @@ func (h *Host) recover(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := h.endTurn(ctx, store.Fence{SessionID: t.SessionID, TurnID: t.ID}, api.TurnFailed{Reason: reasonRestart}, interruptedResults(open)...); err != nil {
+		if err := h.endTurn(ctx, store.Fence{SessionID: t.SessionID, TurnID: t.ID}, api.TurnFailed{Code: api.FailureInterrupted, Reason: reasonRestart}, interruptedResults(open)...); err != nil {
 			return err
 		}
 		h.logger.Info("closed a turn interrupted by a host restart", "session", t.SessionID, "turn", t.ID)

@@ -192,7 +192,7 @@ func TestSendArtifactsGetSession(t *testing.T) {
 		}
 	}
 	evs2, _ = h.Sessions().Events(ctx, newID, 0, 0)
-	if !strings.Contains(kinds(evs2), "message turn.completed") {
+	if !strings.Contains(kinds(evs2), "message model.usage turn.completed") {
 		t.Errorf("the handed-off session's turn: %s", kinds(evs2))
 	}
 	// Artifacts outside a session answer that they need one.

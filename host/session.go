@@ -119,12 +119,19 @@ func (s Sessions) Get(ctx context.Context, id string) (api.Session, error) {
 	if err != nil {
 		return api.Session{}, storeError(err, sessionNotFound(id))
 	}
-	return sess, nil
+	one := []api.Session{sess}
+	if err := s.h.withUsage(ctx, one); err != nil {
+		return api.Session{}, storeError(err, nil)
+	}
+	return one[0], nil
 }
 
 // List lists sessions, newest first, and the cursor of the next page.
 func (s Sessions) List(ctx context.Context, p store.Page) ([]api.Session, string, error) {
 	list, next, err := s.h.log.ListSessions(ctx, p)
+	if err == nil {
+		err = s.h.withUsage(ctx, list)
+	}
 	return list, next, storeError(err, nil)
 }
 
@@ -212,6 +219,7 @@ func (h *Host) moved(ctx context.Context, hold store.Hold) {
 // turn ends only if its lease ran out (a recovery). Payloads in before are
 // stored just ahead of end, in the same write.
 func (h *Host) endTurn(ctx context.Context, f store.Fence, end api.Payload, before ...api.Payload) error {
+	end = h.withTurnUsage(ctx, f, end)
 	p := store.EndTurnParams{SessionID: f.SessionID, TurnID: f.TurnID, Token: f.Token, Expired: f.Token == 0,
 		Status: api.TurnStatusCompleted, Events: events(f.TurnID, append(before, end)...)}
 	if fl, ok := end.(api.TurnFailed); ok {

@@ -156,8 +156,8 @@ func TestModelTurn(t *testing.T) {
 				t.Fatal(err)
 			}
 			evs := b.waitTurn(t, sess.ID, turnID)
-			want := "session.created turn.started message message.delta message.delta message actions.requested action.result action.result " +
-				"actions.requested action.result actions.requested action.result message.delta message.delta message turn.completed"
+			want := "session.created turn.started message message.delta message.delta message model.usage actions.requested action.result action.result " +
+				"model.usage actions.requested action.result model.usage actions.requested action.result message.delta message.delta message model.usage turn.completed"
 			if got := kinds(evs); got != want {
 				t.Fatalf("events:\n%s\nwant:\n%s", got, want)
 			}
@@ -203,7 +203,7 @@ func TestModelTurn(t *testing.T) {
 				t.Fatal(err)
 			}
 			evs = b.waitTurn(t, sess.ID, turn2)
-			if !strings.HasSuffix(kinds(evs), "turn.started message message.delta message turn.completed") {
+			if !strings.HasSuffix(kinds(evs), "turn.started message message.delta message model.usage turn.completed") {
 				t.Errorf("second turn: %s", kinds(evs))
 			}
 			if reqs := b.fake.Requests(); !strings.Contains(string(reqs[4]), "Clear in both.") || !strings.Contains(string(reqs[4]), "Thanks!") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -57,37 +58,64 @@ func (h *Host) runTurn(ctx context.Context, sess api.Session, f store.Fence) {
 	defer h.leases.untrack(sess.ID, turnID)
 	var end api.Payload = api.TurnCompleted{Steps: &steps}
 	if err != nil {
-		end = api.TurnFailed{Reason: failureReason(ctx, err), Steps: &steps}
+		code, reason := failure(ctx, err)
+		end = api.TurnFailed{Code: code, Reason: reason, Steps: &steps}
 	}
 	if err := h.endTurn(ctx, f, end); err != nil {
 		h.logger.Error("ending a turn", "session", sess.ID, "turn", turnID, "err", err)
 	}
 }
 
-// failureReason is what turn.failed says: why the turn's context ended
-// (cancelled, shut down, lease lost), or the error.
-func failureReason(ctx context.Context, err error) string {
+// failure is what turn.failed says: why the turn's context ended
+// (cancelled, shut down, lease lost), or the error, classified.
+func failure(ctx context.Context, err error) (api.FailureCode, string) {
 	cause := context.Cause(ctx)
 	if cause == nil || ctx.Err() == nil {
-		return err.Error()
+		return failureCode(err), err.Error()
 	}
 	switch {
 	case errors.Is(cause, errCancelled):
-		return "cancelled"
+		return api.FailureCancelled, "cancelled"
 	case errors.Is(cause, errStopping):
-		return reasonShutdown
+		return api.FailureInterrupted, reasonShutdown
 	}
-	return cause.Error()
+	return api.FailureInterrupted, cause.Error()
+}
+
+// failureCode classifies why a turn failed: a model call's failure by its
+// reason, a usage limit, the step limit, a missing model; else internal
+// (the host's own trouble: its store, its lease).
+func failureCode(err error) api.FailureCode {
+	if me, ok := errors.AsType[*model.Error](err); ok {
+		return api.FailureCode(me.Reason)
+	}
+	switch {
+	case isOverLimit(err):
+		return api.FailureBudgetExceeded
+	case errors.Is(err, turnloop.ErrStepLimit):
+		return api.FailureStepLimit
+	case errors.Is(err, model.ErrNotConfigured):
+		return api.FailureNotConfigured
+	}
+	return api.FailureInternal
 }
 
 func (h *Host) loop(ctx context.Context, sess api.Session, turnID string) (int, error) {
 	if h.opts.Model == nil {
 		return 0, h.opts.ModelError
 	}
-	hist, err := h.history(ctx, sess.ID)
+	hist := turnloop.NewHistory()
+	var asked []api.Event // the raise_usage_limit requests and decisions
+	err := eachEvent(ctx, h.log, sess.ID, func(e api.Event) {
+		hist.Add(e)
+		if e.Kind == api.KindApprovalRequested || e.Kind == api.KindApprovalResolved {
+			asked = append(asked, e)
+		}
+	})
 	if err != nil {
 		return 0, fmt.Errorf("reading the session's history: %w", err)
 	}
+	raised := readRaises(asked, turnID, time.Now().UTC().Format(time.DateOnly))
 	if err := h.startChannel(ctx, sess, turnID, hist); err != nil {
 		return 0, err
 	}
@@ -96,7 +124,7 @@ func (h *Host) loop(ctx context.Context, sess api.Session, turnID string) (int, 
 	for k, v := range tags {
 		span.SetAttributes(attribute.String("session.tag."+k, v))
 	}
-	return turnloop.Run(ctx, h.turnConfig(h.modelTools()), turnEnv{h, sess, turnID}, history)
+	return turnloop.Run(ctx, h.turnConfig(h.modelTools()), turnEnv{h, sess, turnID, raised}, history)
 }
 
 // toolSpecs are the agent's tools as a model is offered them.
@@ -111,7 +139,8 @@ func (h *Host) toolSpecs() []model.Tool {
 // turnConfig is the loop's configuration from the host's options.
 func (h *Host) turnConfig(tools []model.Tool) turnloop.Config {
 	return turnloop.Config{Model: h.opts.Model, System: h.opts.System, Tools: tools, MaxSteps: h.opts.MaxSteps, MaxTokens: h.opts.MaxTokens,
-		ModelTimeout: h.opts.ModelTimeout, ToolConcurrency: h.opts.ToolConcurrency, Logger: h.logger}
+		ModelTimeout: h.opts.ModelTimeout, ToolConcurrency: h.opts.ToolConcurrency, Logger: h.logger,
+		Provider: h.opts.ModelConfig.Provider, ModelName: h.opts.ModelConfig.Name, Prices: h.prices}
 }
 
 // turnEnv is a local turn's environment: the host's stream, fenced by the
@@ -120,6 +149,11 @@ type turnEnv struct {
 	h      *Host
 	sess   api.Session
 	turnID string
+	raised raises // the usage limits raised for it
+}
+
+func (e turnEnv) Admit(ctx context.Context, req *model.Request) (func(), error) {
+	return e.h.admit(ctx, e.sess, e.turnID, e.raised, req)
 }
 
 func (e turnEnv) Emit(ctx context.Context, payloads ...api.Payload) error {

@@ -281,6 +281,7 @@ func (s *Server) handlers() map[string]http.HandlerFunc {
 		"resolve":          s.resolve,
 		"listApprovals":    s.listApprovals,
 		"callStatus":       s.callStatus,
+		"usage":            s.usage,
 		"listArtifacts":    s.listArtifacts,
 		"getArtifact":      s.getArtifact,
 		"runnerClaim":      s.runnerClaim,

@@ -362,6 +362,11 @@ func (s *sqlStore) appendFencedTx(ctx context.Context, tx *sql.Tx, sessionID str
 			sessionID, e.Seq, e.TurnID, string(e.Kind), string(e.Data), micros(e.Time)); err != nil {
 			return nil, err
 		}
+		if e.Kind == api.KindModelUsage {
+			if err := s.insertUsageTx(ctx, tx, e); err != nil {
+				return nil, err
+			}
+		}
 		out[i] = e
 	}
 	return out, nil

@@ -163,6 +163,7 @@ type Store interface {
 	KV
 	Files
 	Idempotency
+	Usage
 	// Close releases the database.
 	Close() error
 }

@@ -150,6 +150,11 @@ func (r *Runner) RunTurn(ctx context.Context, claim *api.RunnerClaim) {
 		rep.End = api.RunnerEndParked
 	case err != nil:
 		rep.End, rep.Reason = api.RunnerEndFailed, err.Error()
+		if me, ok := errors.AsType[*model.Error](err); ok {
+			rep.Code = api.FailureCode(me.Reason)
+		} else if errors.Is(err, turnloop.ErrStepLimit) {
+			rep.Code = api.FailureStepLimit
+		}
 	default:
 		rep.End = api.RunnerEndCompleted
 	}
@@ -204,8 +209,10 @@ func (t *turn) run(ctx context.Context) (int, error) {
 	for _, rt := range c.Tools {
 		specs = append(specs, model.Tool{Name: rt.Name, Description: rt.Description, InputSchema: rt.InputSchema})
 	}
+	// The usage is reported unpriced: the host prices it with its table.
 	cfg := turnloop.Config{Model: p, System: c.System, Tools: specs, MaxSteps: max(c.MaxSteps, 1), MaxTokens: c.MaxTokens,
-		ModelTimeout: time.Duration(c.ModelTimeoutMs) * time.Millisecond, ToolConcurrency: c.ToolConcurrency, Logger: t.log}
+		ModelTimeout: time.Duration(c.ModelTimeoutMs) * time.Millisecond, ToolConcurrency: c.ToolConcurrency, Logger: t.log,
+		Provider: c.Model.Provider, ModelName: c.Model.Name}
 	if cfg.ModelTimeout <= 0 {
 		cfg.ModelTimeout = 5 * time.Minute
 	}
@@ -257,6 +264,10 @@ func (t *turn) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "agent-sdk-runner", Version: "1"}, nil)
 	return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: t.claim.MCPURL, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
 }
+
+// Admit lets every model call of a cloud turn through: the host checks
+// budgets on what the runner reports.
+func (t *turn) Admit(context.Context, *model.Request) (func(), error) { return func() {}, nil }
 
 // Emit reports payloads to the host, in order. Text deltas come batched
 // from the loop (turnloop.DeltaBatch), as on the host.

@@ -33,6 +33,12 @@ type Env interface {
 	// was parked for a person's decision instead, and its result comes
 	// later.
 	Execute(ctx context.Context, callID string, c model.ToolCall) (out tool.Output, waits bool)
+	// Admit is asked before each model call, with the request: an error
+	// ends the turn without the call (a budget reached: the host's
+	// budget error, or ErrParked when it parked the turn for a person to
+	// raise the budget). done is called once the call's usage is
+	// recorded, or the call failed.
+	Admit(ctx context.Context, req *model.Request) (done func(), err error)
 }
 
 // Config is a turn's model, tools and limits.
@@ -44,6 +50,13 @@ type Config struct {
 	MaxTokens       int
 	ModelTimeout    time.Duration
 	ToolConcurrency int
+	// Provider and ModelName label each call's usage (model.usage): the
+	// configured provider and model; a provider's answer may name the
+	// model more precisely, and then that is recorded.
+	Provider, ModelName string
+	// Prices prices each call's usage; a model without an entry has no
+	// cost (null), never a made-up one.
+	Prices model.Prices
 	// Logger receives a panic in a tool call's goroutine, recovered.
 	Logger *slog.Logger
 }
@@ -52,6 +65,10 @@ type Config struct {
 // stays running, parked, and runs again from its history once they are
 // decided.
 var ErrParked = errors.New("waiting for approval")
+
+// ErrStepLimit ends a turn whose model was still calling tools after
+// Config.MaxSteps model calls.
+var ErrStepLimit = errors.New("step limit reached")
 
 // Run runs a turn from its history and returns how many steps it took:
 // nil when the model answered without calling tools, ErrParked when calls
@@ -65,14 +82,25 @@ func Run(ctx context.Context, cfg Config, env Env, history []model.Message) (int
 	}
 	for step := 1; step <= cfg.MaxSteps; step++ {
 		req := &model.Request{System: cfg.System, Messages: history, Tools: cfg.Tools, MaxTokens: cfg.MaxTokens}
-		text, calls, err := callModel(ctx, cfg, env, req)
+		done, err := env.Admit(ctx, req)
 		if err != nil {
 			return step, err
 		}
+		start := time.Now()
+		text, calls, end, err := callModel(ctx, cfg, env, req)
+		if err != nil {
+			done()
+			return step, err
+		}
+		var answer []api.Payload
 		if text != "" {
-			if err := env.Emit(ctx, api.Message{Role: api.RoleAssistant, Text: text}); err != nil {
-				return step, err
-			}
+			answer = append(answer, api.Message{Role: api.RoleAssistant, Text: text})
+		}
+		answer = append(answer, UsageOf(cfg, end, time.Since(start)))
+		err = env.Emit(ctx, answer...)
+		done()
+		if err != nil {
+			return step, err
 		}
 		history = append(history, model.Message{Role: model.Assistant, Text: text, ToolCalls: calls})
 		if len(calls) == 0 {
@@ -87,30 +115,61 @@ func Run(ctx context.Context, cfg Config, env Env, history []model.Message) (int
 			return step, ctx.Err()
 		}
 	}
-	return cfg.MaxSteps, fmt.Errorf("step limit reached: the model was still calling tools after %d steps", cfg.MaxSteps)
+	return cfg.MaxSteps, fmt.Errorf("%w: the model was still calling tools after %d steps", ErrStepLimit, cfg.MaxSteps)
+}
+
+// UsageOf is the model.usage record of one call that ended with end (nil:
+// the provider said nothing of usage) after took.
+func UsageOf(cfg Config, end *model.End, took time.Duration) api.ModelUsage {
+	rec := api.ModelUsage{Provider: cfg.Provider, Model: cfg.ModelName, DurationMs: took.Milliseconds()}
+	var u model.Usage
+	if end != nil {
+		if end.Model != "" {
+			rec.Model = end.Model
+		}
+		rec.StopReason = end.StopReason
+		if end.Usage != nil {
+			u, rec.Reported = *end.Usage, true
+		}
+	}
+	rec.InputTokens, rec.OutputTokens, rec.CacheReadTokens, rec.CacheWriteTokens, rec.ReasoningTokens =
+		u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens
+	price, ok := cfg.Prices.Lookup(cfg.ModelName)
+	if !ok {
+		price, ok = cfg.Prices.Lookup(rec.Model)
+	}
+	if ok {
+		cost := int64(price.Cost(u))
+		rec.CostMicroUsd = &cost
+	}
+	return rec
 }
 
 // callModel streams one model answer, recording its text deltas as they
 // come, a batch at a time (DeltaBatch), all of them before it returns.
-func callModel(ctx context.Context, cfg Config, env Env, req *model.Request) (string, []model.ToolCall, error) {
+func callModel(ctx context.Context, cfg Config, env Env, req *model.Request) (string, []model.ToolCall, *model.End, error) {
 	mctx, cancel := context.WithTimeoutCause(ctx, cfg.ModelTimeout, fmt.Errorf("the model did not answer within %s", cfg.ModelTimeout))
 	defer cancel()
 	var text strings.Builder
 	var calls []model.ToolCall
+	var end *model.End
 	batch := newDeltas(ctx, env)
 	defer batch.flush() // an answer cut short keeps what it streamed
 	for chunk, err := range cfg.Model.Stream(mctx, req) {
 		if err != nil {
 			if cause := context.Cause(mctx); mctx.Err() != nil && ctx.Err() == nil {
-				return "", nil, fmt.Errorf("model: %w", cause)
+				return "", nil, nil, fmt.Errorf("model: %w", cause)
 			}
-			return "", nil, fmt.Errorf("model: %w", err)
+			return "", nil, nil, fmt.Errorf("model: %w", err)
 		}
 		if chunk.Text != "" {
 			text.WriteString(chunk.Text)
 			if err := batch.add(chunk.Text); err != nil {
-				return "", nil, err
+				return "", nil, nil, err
 			}
+		}
+		if chunk.End != nil {
+			end = chunk.End
 		}
 		if chunk.ToolCall != nil {
 			c := *chunk.ToolCall
@@ -122,14 +181,14 @@ func callModel(ctx context.Context, cfg Config, env Env, req *model.Request) (st
 	}
 	if err := context.Cause(mctx); mctx.Err() != nil {
 		if ctx.Err() != nil {
-			return "", nil, ctx.Err()
+			return "", nil, nil, ctx.Err()
 		}
-		return "", nil, fmt.Errorf("model: %w", err)
+		return "", nil, nil, fmt.Errorf("model: %w", err)
 	}
 	if err := batch.flush(); err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
-	return text.String(), calls, nil
+	return text.String(), calls, end, nil
 }
 
 // runActions announces the model's tool calls, runs them with bounded

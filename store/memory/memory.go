@@ -39,6 +39,8 @@ type memStore struct {
 	kv        map[string]map[string]*kvEntry      // namespace, key
 	files     map[string]map[string]tool.FileInfo // namespace, name
 	idem      map[[2]string]*idemRecord           // scope, key
+	// reservations are the usage reservations, by id.
+	reservations map[string]reservation
 }
 
 var _ store.Store = (*memStore)(nil)
@@ -52,6 +54,8 @@ func New() store.Store {
 		kv:        map[string]map[string]*kvEntry{},
 		files:     map[string]map[string]tool.FileInfo{},
 		idem:      map[[2]string]*idemRecord{},
+
+		reservations: map[string]reservation{},
 	}
 }
 

@@ -3,6 +3,7 @@ package memory
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -25,7 +26,9 @@ type session struct {
 	// token is the lease token: moved on by every BeginTurn and ResumeTurn.
 	token int64
 	// home is the Lease.Home of the last turn begun or resumed.
-	home   string
+	home string
+	// calls are its model calls' usage, as model_calls keeps them.
+	calls  []store.UsageRow
 	turns  map[string]*api.Turn
 	events []api.Event
 }
@@ -150,6 +153,12 @@ func appendLocked(s *session, now time.Time, events []api.Event) []api.Event {
 		e = copyEvent(e)
 		e.Time = micro(e.Time)
 		s.events = append(s.events, e)
+		if e.Kind == api.KindModelUsage {
+			var u api.ModelUsage
+			_ = json.Unmarshal(e.Data, &u)
+			s.calls = append(s.calls, store.UsageRow{SessionID: s.ID, TurnID: e.TurnID, Principal: s.Principal, Channel: s.Channel,
+				Model: u.Model, At: e.Time, Usage: u})
+		}
 	}
 	s.UpdatedAt = now
 	return out

@@ -41,6 +41,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Evals", testEvals},
 		{"Idempotency", testIdempotency},
 		{"Counts", testCounts},
+		{"Usage", testUsage},
+		{"UsageReservations", testUsageReservations},
 		{"KV", testKV},
 		{"KVIfVersion", testKVIfVersion},
 		{"FileMetadata", testFiles},
