@@ -30,6 +30,11 @@ import (
 //	maxSteps: 16
 //	toolConcurrency: 4
 //	modelTimeout: 5m
+//	pricing:                       # dollars per million tokens, over the shipped table
+//	  my-model: {input: 3, output: 15}
+//	limits:                        # per turn, session, principal per day
+//	  session: {usd: 5}
+//	  onExceed: approve            # or fail
 type Config struct {
 	Model           model.Config         `yaml:"model"`
 	MCP             map[string]MCPServer `yaml:"mcp"`
@@ -46,6 +51,11 @@ type Config struct {
 	Slack *Slack `yaml:"slack"`
 	// GitHub configures a tool's platform.GitHub(call.Host).
 	GitHub *GitHub `yaml:"github"`
+	// Pricing adds to and overrides the shipped price table
+	// (model.DefaultPrices), by model name.
+	Pricing map[string]Price `yaml:"pricing"`
+	// Limits bound what model turns spend.
+	Limits Limits `yaml:"limits"`
 }
 
 // Slack configures the built-in slack channel (Events API and
@@ -180,6 +190,12 @@ func Load(path string) (Config, error) {
 	}
 	if c.MaxSteps < 0 || c.ToolConcurrency < 0 || c.Model.MaxTokens < 0 {
 		return c, fmt.Errorf("reading %s: maxSteps, toolConcurrency and model.maxTokens cannot be negative", path)
+	}
+	if err := c.Limits.validate(); err != nil {
+		return c, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if err := c.checkPricing(); err != nil {
+		return c, fmt.Errorf("reading %s: %w", path, err)
 	}
 	return c, nil
 }

@@ -214,6 +214,10 @@ func hostOptions(configPath, modelFlag string, logger *slog.Logger, stdio Stdio,
 		ModelTimeout: time.Duration(cfg.ModelTimeout), MaxTokens: cfg.Model.MaxTokens,
 		Cloud:    host.CloudOptions{DefaultMode: api.Mode(cfg.Mode), Model: cfg.Model},
 		Channels: o.channels, Schedules: o.schedules,
+		ModelConfig: cfg.Model, Limits: usageLimits(cfg.Limits),
+	}
+	if opts.Prices, err = cfg.Prices(); err != nil {
+		return nil, nil, err
 	}
 	if opts.MCP, err = o.mcp(cfg, configPath, logger); err != nil {
 		return nil, nil, err
@@ -232,6 +236,14 @@ func hostOptions(configPath, modelFlag string, logger *slog.Logger, stdio Stdio,
 		opts.Model = p
 	}
 	return opts, bot, nil
+}
+
+// usageLimits are agent.yaml's limits: as the host takes them.
+func usageLimits(l agentconfig.Limits) host.UsageLimits {
+	one := func(l agentconfig.Limit) host.UsageLimit {
+		return host.UsageLimit{Tokens: l.Tokens, Cost: model.Micros(l.USD)}
+	}
+	return host.UsageLimits{Turn: one(l.Turn), Session: one(l.Session), PrincipalDaily: one(l.PrincipalDaily), OnExceed: host.OnExceed(l.OnExceed)}
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.
