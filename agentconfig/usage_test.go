@@ -50,13 +50,13 @@ limits:
 
 func TestPricingAndLimitsRefused(t *testing.T) {
 	for text, want := range map[string]string{
-		"pricing:\n  m: {input: 3}\n":                        "pricing.m: input and output are required",
-		"pricing:\n  m: {input: 0.0000001, output: 1}\n":     "more decimals than a millionth",
-		"pricing:\n  m: {input: [1], output: 1}\n":           "want an amount of dollars",
-		"limits:\n  session: {usd: -1}\n":                    "not an amount of dollars",
-		"limits:\n  turn: {tokens: -5}\n":                    "limits.turn cannot be negative",
-		"limits:\n  onExceed: ask\n":                         `limits.onExceed "ask": want fail or approve`,
-		"limits:\n  perSession: {usd: 1}\n":                  "field perSession not found",
+		"pricing:\n  m: {input: 3}\n":                       "pricing.m: input and output are required",
+		"pricing:\n  m: {input: 0.0000001, output: 1}\n":    "more decimals than a millionth",
+		"pricing:\n  m: {input: [1], output: 1}\n":          "want an amount of dollars",
+		"limits:\n  session: {usd: -1}\n":                   "not an amount of dollars",
+		"limits:\n  turn: {tokens: -5}\n":                   "limits.turn cannot be negative",
+		"limits:\n  onExceed: ask\n":                        `limits.onExceed "ask": want fail or approve`,
+		"limits:\n  perSession: {usd: 1}\n":                 "field perSession not found",
 		"pricing:\n  m: {input: 1, output: 1, cached: 1}\n": "field cached not found",
 	} {
 		if _, err := loadYAML(t, text); err == nil || !strings.Contains(err.Error(), want) {

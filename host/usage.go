@@ -75,29 +75,40 @@ func (h *Host) withTurnUsage(ctx context.Context, f store.Fence, end api.Payload
 // withUsage fills in what each session's model calls consumed, in one
 // query for the page.
 func (h *Host) withUsage(ctx context.Context, list []api.Session) error {
-	if len(list) == 0 {
-		return nil
-	}
 	ids := make([]string, len(list))
 	for i, s := range list {
 		ids[i] = s.ID
 	}
-	groups, err := h.log.UsageReport(ctx, store.UsageReportParams{By: store.UsageBySession, Sessions: ids, To: farFuture})
+	by, err := h.Sessions().Usage(ctx, ids)
 	if err != nil {
 		return err
 	}
-	by := make(map[string]api.Usage, len(groups))
-	for _, g := range groups {
-		by[g.Key] = g.Usage
-	}
 	for i := range list {
-		u, ok := by[list[i].ID]
-		if !ok {
-			u = noUsage()
-		}
+		u := by[list[i].ID]
 		list[i].Usage = &u
 	}
 	return nil
+}
+
+// Usage returns what the model calls of each session consumed, in one
+// query: every id has an entry (nothing, at $0, for a session without
+// model calls or an unknown id).
+func (s Sessions) Usage(ctx context.Context, ids []string) (map[string]api.Usage, error) {
+	out := make(map[string]api.Usage, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	groups, err := s.h.log.UsageReport(ctx, store.UsageReportParams{By: store.UsageBySession, Sessions: ids, To: farFuture})
+	if err != nil {
+		return nil, storeError(err, nil)
+	}
+	for _, id := range ids {
+		out[id] = noUsage()
+	}
+	for _, g := range groups {
+		out[g.Key] = g.Usage
+	}
+	return out, nil
 }
 
 // farFuture ends a report that has no end.
