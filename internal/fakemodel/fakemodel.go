@@ -139,12 +139,6 @@ func (s *Server) Requests() []json.RawMessage {
 	return append([]json.RawMessage(nil), s.requests...)
 }
 
-// next records the request and takes the reply to it.
-func (s *Server) next(r *http.Request) (Reply, bool) {
-	s.record(r)
-	return s.take(), true
-}
-
 // record reads the request's body and keeps it.
 func (s *Server) record(r *http.Request) []byte {
 	body, _ := io.ReadAll(r.Body)
