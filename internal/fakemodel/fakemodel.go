@@ -2,6 +2,14 @@
 // formats of the Anthropic Messages API and OpenAI chat completions, and
 // answers with a script. Tests point the real provider clients at it (the
 // providers' base URLs), since no real provider can be reached from here.
+//
+// It answers as the real APIs do where a client could tell: usage in each
+// API's own fields (Anthropic's message_start and message_delta usage,
+// OpenAI's final chunk when the request asked for include_usage), error
+// bodies and statuses with their headers (retry-after), errors in the
+// middle of a stream, connections dropped without an answer, and
+// Anthropic's extended thinking with signed blocks that a later request
+// must send back unchanged.
 package fakemodel
 
 import (
@@ -26,13 +34,60 @@ type Reply struct {
 	Text []string // text, in deltas
 	// Every, if set, is the pause before each text delta after the first
 	// (a model streaming at its pace).
-	Every  time.Duration
-	Calls  []Call
-	Status int           // non-zero: answer with this HTTP status and an error body
-	Hang   time.Duration // wait this long (or until the client gives up) before answering
+	Every time.Duration
+	Calls []Call
+	// Thinking are reasoning blocks before the text, sent when the request
+	// turned extended thinking on (Anthropic; OpenAI's chat completions
+	// stream no reasoning). The fake signs each and remembers what it
+	// signed.
+	Thinking []Thinking
+	// Usage is what the answer reports it consumed; nil: figures derived
+	// from the lengths of the request and the answer.
+	Usage *Usage
+	// NoUsage answers as an OpenAI-compatible server that ignores
+	// include_usage: no usage chunk.
+	NoUsage bool
+
+	// Status, if non-zero, answers with this HTTP status and the API's
+	// error body for it (its type, and Message or a message of its own).
+	Status  int
+	Message string
+	// ContextLength answers 400 with the API's error for a prompt larger
+	// than the model's window.
+	ContextLength bool
+	// Header is set on the answer, whatever its status (retry-after,
+	// retry-after-ms).
+	Header map[string]string
+	// Reset closes the connection without answering.
+	Reset bool
+	// StreamError ends the stream, after the text, with the API's error
+	// event for an overload instead of the end of the answer.
+	StreamError bool
+
+	Hang time.Duration // wait this long (or until the client gives up) before answering
 	// Until, if set, holds the answer until it is closed (or the client
 	// gives up), after any Hang.
 	Until <-chan struct{}
+}
+
+// Thinking is one reasoning block of a [Reply]: Text in deltas, or, if
+// Redacted is set, a redacted_thinking block with that data.
+type Thinking struct {
+	Text     []string
+	Redacted string
+}
+
+// Usage is what a reply reports it consumed, each API in its own fields:
+//
+//   - Anthropic: input_tokens = Input, cache_read_input_tokens =
+//     CacheRead, cache_creation_input_tokens = CacheWrite, output_tokens =
+//     Output and output_tokens_details.thinking_tokens = Reasoning.
+//   - OpenAI: prompt_tokens = Input + CacheRead + CacheWrite (it reports
+//     no cache writes), prompt_tokens_details.cached_tokens = CacheRead,
+//     completion_tokens = Output and
+//     completion_tokens_details.reasoning_tokens = Reasoning.
+type Usage struct {
+	Input, CacheRead, CacheWrite, Output, Reasoning int64
 }
 
 // Server is a fake model provider. It is safe for concurrent use.
@@ -41,6 +96,7 @@ type Server struct {
 	mu       sync.Mutex
 	script   []Reply
 	requests []json.RawMessage
+	thinking thinkingRecord // what the Anthropic fake signed (anthropic.go)
 	// Default answers requests the script does not cover.
 	Default Reply
 }
@@ -83,21 +139,36 @@ func (s *Server) Requests() []json.RawMessage {
 	return append([]json.RawMessage(nil), s.requests...)
 }
 
-func (s *Server) next(r *http.Request) (Reply, bool) {
+// record reads the request's body and keeps it.
+func (s *Server) record(r *http.Request) []byte {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, body)
+	return body
+}
+
+// take returns the script's next reply, or the default.
+func (s *Server) take() Reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if len(s.script) == 0 {
-		return s.Default, true
+		return s.Default
 	}
 	reply := s.script[0]
 	s.script = s.script[1:]
-	return reply, true
+	return reply
 }
 
-// prelude handles hangs and error statuses; false means the reply is done.
+// prelude handles hangs, resets and error statuses, with Anthropic's
+// error bodies; false means the reply is done.
 func prelude(w http.ResponseWriter, r *http.Request, reply Reply) bool {
+	return begin(w, r, reply, anthropicError)
+}
+
+// begin handles hangs, resets and error statuses, writing an error's body
+// with errorBody; false means the reply is done.
+func begin(w http.ResponseWriter, r *http.Request, reply Reply, errorBody func(Reply) (int, any)) bool {
 	if reply.Hang > 0 {
 		select {
 		case <-time.After(reply.Hang):
@@ -112,16 +183,34 @@ func prelude(w http.ResponseWriter, r *http.Request, reply Reply) bool {
 			return false
 		}
 	}
-	if reply.Status != 0 {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(reply.Status)
-		fmt.Fprintf(w, `{"type":"error","error":{"type":"api_error","message":"fake failure %d"}}`, reply.Status)
+	if reply.Reset {
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				conn.Close()
+				return false
+			}
+		}
+		panic(http.ErrAbortHandler) // the server drops the connection
+	}
+	for k, v := range reply.Header {
+		w.Header().Set(k, v)
+	}
+	if reply.Status != 0 || reply.ContextLength {
+		status, body := errorBody(reply)
+		writeJSON(w, status, body)
 		return false
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	return true
+}
+
+func writeJSON(w http.ResponseWriter, status int, body any) {
+	b, _ := json.Marshal(body)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
 }
 
 func sse(w http.ResponseWriter, event string, v any) {
@@ -147,72 +236,32 @@ func pace(r *http.Request, reply Reply, i int) {
 	}
 }
 
-func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
-	reply, _ := s.next(r)
-	if !prelude(w, r, reply) {
-		return
+// usageOf is the reply's usage, or figures derived from the lengths of
+// the request and the answer (a token per four bytes) when the script
+// gives none.
+func usageOf(reply Reply, body []byte) Usage {
+	if reply.Usage != nil {
+		return *reply.Usage
 	}
-	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
-		"id": "msg_fake", "type": "message", "role": "assistant", "model": "fake", "content": []any{},
-		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]int{"input_tokens": 1, "output_tokens": 1},
-	}})
-	index := 0
-	if len(reply.Text) > 0 {
-		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": index, "content_block": map[string]any{"type": "text", "text": ""}})
-		for i, t := range reply.Text {
-			pace(r, reply, i)
-			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "text_delta", "text": t}})
-		}
-		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
-		index++
+	out := 0
+	for _, t := range reply.Text {
+		out += len(t)
 	}
 	for _, c := range reply.Calls {
-		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": index, "content_block": map[string]any{
-			"type": "tool_use", "id": c.ID, "name": c.Name, "input": map[string]any{}}})
-		// Split the input in two, as the API streams it.
-		half := len(c.Input) / 2
-		for _, part := range []string{c.Input[:half], c.Input[half:]} {
-			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "input_json_delta", "partial_json": part}})
-		}
-		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
-		index++
+		out += len(c.Name) + len(c.Input)
 	}
-	stop := "end_turn"
-	if len(reply.Calls) > 0 {
-		stop = "tool_use"
-	}
-	sse(w, "message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]int{"output_tokens": 5}})
-	sse(w, "message_stop", map[string]any{"type": "message_stop"})
+	return Usage{Input: max(1, int64(len(body)/4)), Output: max(1, int64(out/4))}
 }
 
-func (s *Server) openai(w http.ResponseWriter, r *http.Request) {
-	reply, _ := s.next(r)
-	if !prelude(w, r, reply) {
-		return
+// modelOf is the model the request names, which the answer reports.
+func modelOf(body []byte) string {
+	var req struct {
+		Model string `json:"model"`
 	}
-	chunk := func(delta map[string]any, finish any) {
-		sse(w, "", map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1, "model": "fake",
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
+	if json.Unmarshal(body, &req) != nil || req.Model == "" {
+		return "fake"
 	}
-	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
-	for i, t := range reply.Text {
-		pace(r, reply, i)
-		chunk(map[string]any{"content": t}, nil)
-	}
-	for i, c := range reply.Calls {
-		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.ID, "type": "function",
-			"function": map[string]any{"name": c.Name, "arguments": ""}}}}, nil)
-		half := len(c.Input) / 2
-		for _, part := range []string{c.Input[:half], c.Input[half:]} {
-			chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": part}}}}, nil)
-		}
-	}
-	finish := "stop"
-	if len(reply.Calls) > 0 {
-		finish = "tool_calls"
-	}
-	chunk(map[string]any{}, finish)
-	fmt.Fprint(w, "data: [DONE]\n\n")
+	return req.Model
 }
 
 // Contains reports whether the n-th request's body contains s.

@@ -2,12 +2,45 @@
 // through the official SDK (github.com/anthropics/anthropic-sdk-go). Import
 // it for its side effect of registering the provider "anthropic". The API
 // key and base URL default to ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL.
+//
+// A stream yields text deltas as they come, each tool call once its input
+// is complete (passed on exactly as the model wrote it, valid JSON or not),
+// and last a [model.End] with the model that answered, the stop reason and
+// the usage: message_start's input, cache-read and cache-write figures,
+// overridden by message_delta's cumulative ones where it gives them, and
+// message_delta's output tokens, thinking tokens included (the API's
+// output_tokens_details.thinking_tokens is [model.Usage.ReasoningTokens]).
+//
+// Failures are [*model.Error]s: the reason from the HTTP status
+// ([model.ReasonForStatus]), or from the error's type when it came as an
+// error event inside a stream that began 200 OK (overloaded_error, …);
+// an invalid_request_error saying "prompt is too long" is
+// context_length_exceeded. The provider's message is the error body's
+// error.message, and RetryAfter is read from retry-after-ms and
+// Retry-After. A connection that broke before the answer was whole (a
+// reset, a stream that ended before message_stop) is overloaded. The
+// SDK's own retries are off: the turn loop retries (internal/turnloop).
+//
+// With [model.Config.Thinking] set, requests turn on extended thinking
+// (thinking: {type: enabled, budget_tokens: N}; N must be at least 1024).
+// The API wants max_tokens above the budget: when the answer's cap is not,
+// max_tokens is the budget plus the cap. Thinking streams as
+// [model.Chunk.ReasoningText] and each complete block as
+// [model.Chunk.Reasoning] with its signature (a redacted_thinking block
+// as Reasoning.Redacted); an assistant message's reasoning is sent back
+// first in its content, byte for byte, as the API requires across tool
+// calls.
+//
+// Images of tool results ([model.ToolResult.Images]) go in the tool_result
+// block as base64 image blocks; one the API does not take (a type other
+// than JPEG, PNG, GIF or WebP, or over 5 MB encoded) is replaced by a text
+// stand-in naming it.
 package anthropic
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -18,12 +51,18 @@ import (
 
 func init() { model.Register("anthropic", New) }
 
+// ThinkingBudgetMin is the least thinking budget the API takes.
+const ThinkingBudgetMin = 1024
+
 // New returns the provider for cfg.
 func New(cfg model.Config) (model.Provider, error) {
 	if cfg.Name == "" {
 		return nil, errors.New("anthropic: model.name is required, such as claude-sonnet-4-5")
 	}
-	opts := []option.RequestOption{option.WithMaxRetries(1)}
+	if cfg.Thinking != nil && cfg.Thinking.BudgetTokens < ThinkingBudgetMin {
+		return nil, fmt.Errorf("anthropic: model.thinking.budgetTokens is %d; extended thinking takes %d or more", cfg.Thinking.BudgetTokens, ThinkingBudgetMin)
+	}
+	opts := []option.RequestOption{option.WithMaxRetries(0)} // the turn loop retries
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
@@ -38,33 +77,68 @@ type provider struct {
 	cfg    model.Config
 }
 
-// Stream sends the request and yields text deltas as they come and each
-// tool call once its input is complete. A tool call's input is passed on
-// exactly as the model wrote it, valid JSON or not.
+// params is the API request for req.
+func (p *provider) params(req *model.Request) sdk.MessageNewParams {
+	maxTokens := model.MaxTokensFor(req, p.cfg)
+	params := sdk.MessageNewParams{
+		Model:    sdk.Model(p.cfg.Name),
+		Messages: messages(req.Messages),
+		Tools:    tools(req.Tools),
+	}
+	if t := p.cfg.Thinking; t != nil {
+		if maxTokens <= t.BudgetTokens {
+			maxTokens += t.BudgetTokens
+		}
+		params.Thinking = sdk.ThinkingConfigParamOfEnabled(int64(t.BudgetTokens))
+	}
+	params.MaxTokens = int64(maxTokens)
+	if req.System != "" {
+		params.System = []sdk.TextBlockParam{{Text: req.System}}
+	}
+	return params
+}
+
+// Stream sends the request and yields the answer as it streams (see the
+// package documentation).
 func (p *provider) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
-		params := sdk.MessageNewParams{
-			Model:     sdk.Model(p.cfg.Name),
-			MaxTokens: int64(model.MaxTokensFor(req, p.cfg)),
-			Messages:  messages(req.Messages),
-			Tools:     tools(req.Tools),
-		}
-		if req.System != "" {
-			params.System = []sdk.TextBlockParam{{Text: req.System}}
-		}
-		stream := p.client.Messages.NewStreaming(ctx, params)
+		stream := p.client.Messages.NewStreaming(ctx, p.params(req))
 		defer stream.Close()
 		type pending struct {
 			id, name string
 			input    []byte
 		}
 		calls := map[int64]*pending{}
+		thinking := map[int64]*model.Reasoning{}
+		var (
+			end      model.End
+			usage    model.Usage
+			reported bool // message_start had usage
+			stopped  bool // message_stop came
+		)
 		for stream.Next() {
 			ev := stream.Current()
 			switch ev.Type {
+			case "message_start":
+				end.Model = string(ev.Message.Model)
+				u := ev.Message.Usage
+				reported = u.JSON.InputTokens.Valid() || u.JSON.OutputTokens.Valid()
+				usage = model.Usage{
+					InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadInputTokens,
+					CacheWriteTokens: u.CacheCreationInputTokens, ReasoningTokens: u.OutputTokensDetails.ThinkingTokens,
+				}
 			case "content_block_start":
-				if ev.ContentBlock.Type == "tool_use" {
-					calls[ev.Index] = &pending{id: ev.ContentBlock.ID, name: ev.ContentBlock.Name}
+				b := ev.ContentBlock
+				switch b.Type {
+				case "tool_use":
+					calls[ev.Index] = &pending{id: b.ID, name: b.Name}
+				case "thinking":
+					thinking[ev.Index] = &model.Reasoning{Text: b.Thinking, Signature: b.Signature}
+					if b.Thinking != "" && !yield(model.Chunk{ReasoningText: b.Thinking}, nil) {
+						return
+					}
+				case "redacted_thinking":
+					thinking[ev.Index] = &model.Reasoning{Redacted: b.Data}
 				}
 			case "content_block_delta":
 				switch ev.Delta.Type {
@@ -75,6 +149,17 @@ func (p *provider) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 				case "input_json_delta":
 					if c := calls[ev.Index]; c != nil {
 						c.input = append(c.input, ev.Delta.PartialJSON...)
+					}
+				case "thinking_delta":
+					if r := thinking[ev.Index]; r != nil && ev.Delta.Thinking != "" {
+						r.Text += ev.Delta.Thinking
+						if !yield(model.Chunk{ReasoningText: ev.Delta.Thinking}, nil) {
+							return
+						}
+					}
+				case "signature_delta":
+					if r := thinking[ev.Index]; r != nil {
+						r.Signature += ev.Delta.Signature
 					}
 				}
 			case "content_block_stop":
@@ -88,75 +173,47 @@ func (p *provider) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 						return
 					}
 				}
+				if r := thinking[ev.Index]; r != nil {
+					delete(thinking, ev.Index)
+					if !yield(model.Chunk{Reasoning: r}, nil) {
+						return
+					}
+				}
+			case "message_delta":
+				end.StopReason = string(ev.Delta.StopReason)
+				u := ev.Usage
+				if u.JSON.OutputTokens.Valid() {
+					reported = true
+					usage.OutputTokens = u.OutputTokens
+				}
+				// Newer answers give the input figures again, cumulative.
+				if u.JSON.InputTokens.Valid() {
+					usage.InputTokens = u.InputTokens
+				}
+				if u.JSON.CacheReadInputTokens.Valid() {
+					usage.CacheReadTokens = u.CacheReadInputTokens
+				}
+				if u.JSON.CacheCreationInputTokens.Valid() {
+					usage.CacheWriteTokens = u.CacheCreationInputTokens
+				}
+				if u.OutputTokensDetails.JSON.ThinkingTokens.Valid() {
+					usage.ReasoningTokens = u.OutputTokensDetails.ThinkingTokens
+				}
+			case "message_stop":
+				stopped = true
 			}
 		}
 		if err := stream.Err(); err != nil {
-			yield(model.Chunk{}, err)
+			yield(model.Chunk{}, classify(err))
+			return
 		}
+		if !stopped {
+			yield(model.Chunk{}, &model.Error{Reason: model.ReasonOverloaded, Message: "the answer's stream ended before message_stop"})
+			return
+		}
+		if reported {
+			end.Usage = &usage
+		}
+		yield(model.Chunk{End: &end}, nil)
 	}
-}
-
-func messages(in []model.Message) []sdk.MessageParam {
-	out := make([]sdk.MessageParam, 0, len(in))
-	for _, m := range in {
-		var blocks []sdk.ContentBlockParamUnion
-		for _, r := range m.ToolResults {
-			blocks = append(blocks, sdk.NewToolResultBlock(r.CallID, r.Content, r.IsError))
-		}
-		if m.Text != "" {
-			blocks = append(blocks, sdk.NewTextBlock(m.Text))
-		}
-		for _, c := range m.ToolCalls {
-			blocks = append(blocks, sdk.NewToolUseBlock(c.ID, objectOrEmpty(c.Input), c.Name))
-		}
-		if len(blocks) == 0 {
-			continue
-		}
-		if m.Role == model.Assistant {
-			out = append(out, sdk.NewAssistantMessage(blocks...))
-		} else {
-			out = append(out, sdk.NewUserMessage(blocks...))
-		}
-	}
-	return out
-}
-
-// objectOrEmpty returns a tool call's input for the history: the API
-// insists on an object, and a model's malformed input is not one.
-func objectOrEmpty(raw json.RawMessage) any {
-	var obj map[string]any
-	if json.Unmarshal(raw, &obj) != nil || obj == nil {
-		return map[string]any{}
-	}
-	return json.RawMessage(raw)
-}
-
-func tools(in []model.Tool) []sdk.ToolUnionParam {
-	out := make([]sdk.ToolUnionParam, 0, len(in))
-	for _, t := range in {
-		var schema map[string]any
-		_ = json.Unmarshal(t.InputSchema, &schema)
-		param := sdk.ToolInputSchemaParam{ExtraFields: map[string]any{}}
-		for k, v := range schema {
-			switch k {
-			case "type":
-			case "properties":
-				param.Properties = v
-			case "required":
-				if list, ok := v.([]any); ok {
-					for _, r := range list {
-						if s, ok := r.(string); ok {
-							param.Required = append(param.Required, s)
-						}
-					}
-				}
-			default:
-				param.ExtraFields[k] = v
-			}
-		}
-		tp := sdk.ToolParam{Name: t.Name, InputSchema: param}
-		tp.Description = sdk.String(t.Description)
-		out = append(out, sdk.ToolUnionParam{OfTool: &tp})
-	}
-	return out
 }

@@ -3,15 +3,51 @@
 // also talks to Ollama, vLLM and llama.cpp servers: point OPENAI_BASE_URL
 // (or model.baseURL) at them. Import it for its side effect of registering
 // the provider "openai". The API key defaults to OPENAI_API_KEY.
+//
+// A stream yields text deltas as they come, then the tool calls, assembled
+// from their fragments (their arguments passed on exactly as the model
+// wrote them), and last a [model.End] with the model that answered, the
+// finish reason and the usage. Requests ask for it (stream_options:
+// {include_usage: true}) and the final chunk carries it: InputTokens is
+// prompt_tokens less prompt_tokens_details.cached_tokens, which are
+// CacheReadTokens; OutputTokens is completion_tokens, of which
+// completion_tokens_details.reasoning_tokens are ReasoningTokens. A
+// server that ignores include_usage (some local ones) leaves End.Usage
+// nil.
+//
+// Failures are [*model.Error]s: the reason from the HTTP status
+// ([model.ReasonForStatus]), or, for an error inside a stream already
+// under way, from its type; the error code context_length_exceeded is
+// context_length_exceeded. The provider's message is the error body's
+// error.message (or the message of a compatible server's own shape), and
+// RetryAfter is read from retry-after-ms and Retry-After. A connection
+// that broke before the answer was whole (a reset, a stream that ended
+// without a finish_reason) is overloaded. The SDK's own retries are off:
+// the turn loop retries (internal/turnloop).
+//
+// Reasoning models — names starting with "o" and a digit (o1, o3-mini,
+// o4-mini, …) or with "gpt-5" — are sent max_completion_tokens, which
+// they require, instead of max_tokens, which every other name gets so
+// that Ollama, vLLM and llama.cpp keep working. [model.Config.ReasoningEffort]
+// is sent as reasoning_effort. Chat completions stream no reasoning text,
+// so there are no reasoning chunks; the reasoning tokens are in the usage.
+//
+// Tool messages take text only: the images of a tool result
+// ([model.ToolResult.Images]) follow the tool messages in one user
+// message, each after a line naming the call it belongs to, as data URLs.
+// An image the API does not take (a type other than PNG, JPEG, WebP or
+// GIF, or over 20 MB) is a text stand-in in the tool message instead.
 package openai
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"os"
+	"slices"
 	"sort"
+	"strings"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -28,7 +64,10 @@ func New(cfg model.Config) (model.Provider, error) {
 	if cfg.Name == "" {
 		return nil, errors.New("openai: model.name is required, such as gpt-4o (or the name your server serves)")
 	}
-	opts := []option.RequestOption{option.WithMaxRetries(1)}
+	if e := cfg.ReasoningEffort; e != "" && !slices.Contains(model.ReasoningEfforts, e) {
+		return nil, fmt.Errorf("openai: model.reasoningEffort %q: want one of %s", e, strings.Join(model.ReasoningEfforts, ", "))
+	}
+	opts := []option.RequestOption{option.WithMaxRetries(0)} // the turn loop retries
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	} else if os.Getenv("OPENAI_API_KEY") == "" {
@@ -42,36 +81,67 @@ func New(cfg model.Config) (model.Provider, error) {
 	return &provider{client: sdk.NewClient(opts...), cfg: cfg}, nil
 }
 
+// IsReasoningModel reports whether a model name is one of OpenAI's
+// reasoning models, which take max_completion_tokens and not max_tokens:
+// a name starting with "o" and a digit, or with "gpt-5".
+func IsReasoningModel(name string) bool {
+	name = strings.ToLower(name)
+	return strings.HasPrefix(name, "gpt-5") || len(name) > 1 && name[0] == 'o' && name[1] >= '0' && name[1] <= '9'
+}
+
 type provider struct {
 	client sdk.Client
 	cfg    model.Config
 }
 
-// Stream sends the request and yields text deltas as they come and the tool
-// calls, assembled from their fragments, when the stream ends. A tool call's
-// arguments are passed on exactly as the model wrote them.
+// params is the API request for req.
+func (p *provider) params(req *model.Request) sdk.ChatCompletionNewParams {
+	params := sdk.ChatCompletionNewParams{
+		Model:         shared.ChatModel(p.cfg.Name),
+		Messages:      messages(req),
+		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)},
+	}
+	maxTokens := int64(model.MaxTokensFor(req, p.cfg))
+	if IsReasoningModel(p.cfg.Name) {
+		params.MaxCompletionTokens = param.NewOpt(maxTokens)
+	} else {
+		params.MaxTokens = param.NewOpt(maxTokens)
+	}
+	if p.cfg.ReasoningEffort != "" {
+		params.ReasoningEffort = shared.ReasoningEffort(p.cfg.ReasoningEffort)
+	}
+	if len(req.Tools) > 0 {
+		params.Tools = tools(req.Tools)
+	}
+	return params
+}
+
+// Stream sends the request and yields the answer as it streams (see the
+// package documentation).
 func (p *provider) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
-		params := sdk.ChatCompletionNewParams{
-			Model:    shared.ChatModel(p.cfg.Name),
-			Messages: messages(req),
-			// max_tokens, which Ollama, vLLM and llama.cpp understand (OpenAI's
-			// o-series models want max_completion_tokens instead).
-			MaxTokens: param.NewOpt(int64(model.MaxTokensFor(req, p.cfg))),
-		}
-		if len(req.Tools) > 0 {
-			params.Tools = tools(req.Tools)
-		}
-		stream := p.client.Chat.Completions.NewStreaming(ctx, params)
+		var failed failure
+		stream := p.client.Chat.Completions.NewStreaming(ctx, p.params(req), option.WithMiddleware(failed.record))
 		defer stream.Close()
 		type pending struct {
 			id, name string
 			args     []byte
 		}
 		calls := map[int64]*pending{}
+		var end model.End
+		finished := false // a choice had its finish_reason
 		for stream.Next() {
 			chunk := stream.Current()
+			if chunk.Model != "" {
+				end.Model = chunk.Model
+			}
+			if chunk.JSON.Usage.Valid() {
+				end.Usage = usage(chunk.Usage)
+			}
 			for _, choice := range chunk.Choices {
+				if choice.FinishReason != "" {
+					finished, end.StopReason = true, choice.FinishReason
+				}
 				if choice.Delta.Content != "" && !yield(model.Chunk{Text: choice.Delta.Content}, nil) {
 					return
 				}
@@ -92,7 +162,11 @@ func (p *provider) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 			}
 		}
 		if err := stream.Err(); err != nil {
-			yield(model.Chunk{}, err)
+			yield(model.Chunk{}, classify(err, &failed))
+			return
+		}
+		if !finished {
+			yield(model.Chunk{}, &model.Error{Reason: model.ReasonOverloaded, Message: "the answer's stream ended without a finish_reason"})
 			return
 		}
 		indexes := make([]int64, 0, len(calls))
@@ -110,58 +184,17 @@ func (p *provider) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 				return
 			}
 		}
+		yield(model.Chunk{End: &end}, nil)
 	}
 }
 
-func messages(req *model.Request) []sdk.ChatCompletionMessageParamUnion {
-	var out []sdk.ChatCompletionMessageParamUnion
-	if req.System != "" {
-		out = append(out, sdk.SystemMessage(req.System))
+// usage normalises the API's usage (model.Usage).
+func usage(u sdk.CompletionUsage) *model.Usage {
+	cached := u.PromptTokensDetails.CachedTokens
+	return &model.Usage{
+		InputTokens:     u.PromptTokens - cached,
+		CacheReadTokens: cached,
+		OutputTokens:    u.CompletionTokens,
+		ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens,
 	}
-	for _, m := range req.Messages {
-		for _, r := range m.ToolResults {
-			content := r.Content
-			if r.IsError {
-				content = "error: " + content
-			}
-			out = append(out, sdk.ToolMessage(content, r.CallID))
-		}
-		switch m.Role {
-		case model.Assistant:
-			a := sdk.ChatCompletionAssistantMessageParam{}
-			if m.Text != "" {
-				a.Content.OfString = param.NewOpt(m.Text)
-			}
-			for _, c := range m.ToolCalls {
-				a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
-						ID:       c.ID,
-						Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: string(c.Input)},
-					},
-				})
-			}
-			if m.Text != "" || len(a.ToolCalls) > 0 {
-				out = append(out, sdk.ChatCompletionMessageParamUnion{OfAssistant: &a})
-			}
-		default:
-			if m.Text != "" {
-				out = append(out, sdk.UserMessage(m.Text))
-			}
-		}
-	}
-	return out
-}
-
-func tools(in []model.Tool) []sdk.ChatCompletionToolUnionParam {
-	out := make([]sdk.ChatCompletionToolUnionParam, 0, len(in))
-	for _, t := range in {
-		var schema map[string]any
-		_ = json.Unmarshal(t.InputSchema, &schema)
-		out = append(out, sdk.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
-			Name:        t.Name,
-			Description: param.NewOpt(t.Description),
-			Parameters:  shared.FunctionParameters(schema),
-		}))
-	}
-	return out
 }
