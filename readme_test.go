@@ -25,6 +25,7 @@ func TestREADMETables(t *testing.T) {
 	for _, sec := range []struct{ name, body string }{
 		{"api-routes", routeTable()},
 		{"api-errors", errorTable()},
+		{"failure-codes", failureTable()},
 	} {
 		begin, end := "<!-- begin "+sec.name+" (generated: go test . -run TestREADMETables -update) -->\n", "<!-- end "+sec.name+" -->"
 		i, j := strings.Index(text, begin), strings.Index(text, end)
@@ -46,6 +47,15 @@ func TestREADMETables(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+func failureTable() string {
+	var b strings.Builder
+	b.WriteString("| code | why the turn failed |\n| --- | --- |\n")
+	for _, f := range api.FailureCodes {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", f.Code, f.Meaning)
+	}
+	return b.String()
 }
 
 func routeTable() string {

@@ -172,20 +172,41 @@ type FailureCode string
 // Why a turn fails. The first seven are a model call's failures, as the
 // provider answered (model.Reason has the same values).
 const (
-	FailureRateLimited    FailureCode = "rate_limited"            // the provider refused for the rate (429), after the retries
-	FailureOverloaded     FailureCode = "overloaded"              // the provider was overloaded or failing (5xx, 529, reset connections), after the retries
-	FailureContextLength  FailureCode = "context_length_exceeded" // the conversation does not fit the model's window
-	FailureAuthFailed     FailureCode = "auth_failed"             // the provider refused the key (401, 403)
-	FailureInvalidRequest FailureCode = "invalid_request"         // the provider refused the request as malformed
-	FailureTimeout        FailureCode = "timeout"                 // the model did not answer within modelTimeout
-	FailureProviderError  FailureCode = "provider_error"          // anything else the provider or the connection did
-	FailureBudgetExceeded FailureCode = "budget_exceeded"         // a limit of agent.yaml's limits: was reached (and not raised)
-	FailureStepLimit      FailureCode = "step_limit"              // the model was still calling tools after maxSteps
-	FailureCancelled      FailureCode = "cancelled"               // the turn was cancelled
-	FailureInterrupted    FailureCode = "interrupted"             // its host shut down or died
-	FailureNotConfigured  FailureCode = "model_not_configured"    // the agent has no model
-	FailureInternal       FailureCode = "internal"                // the host could not run it (its store failed, …)
+	FailureRateLimited    FailureCode = "rate_limited"
+	FailureOverloaded     FailureCode = "overloaded"
+	FailureContextLength  FailureCode = "context_length_exceeded"
+	FailureAuthFailed     FailureCode = "auth_failed"
+	FailureInvalidRequest FailureCode = "invalid_request"
+	FailureTimeout        FailureCode = "timeout"
+	FailureProviderError  FailureCode = "provider_error"
+	FailureBudgetExceeded FailureCode = "budget_exceeded"
+	FailureStepLimit      FailureCode = "step_limit"
+	FailureCancelled      FailureCode = "cancelled"
+	FailureInterrupted    FailureCode = "interrupted"
+	FailureNotConfigured  FailureCode = "model_not_configured"
+	FailureInternal       FailureCode = "internal"
 )
+
+// FailureCodes lists every failure code with what it means and what a
+// client can do, in the order above (README's table is made from it).
+var FailureCodes = []struct {
+	Code    FailureCode
+	Meaning string
+}{
+	{FailureRateLimited, "the provider refused for the rate (429), still after `modelRetries` retries: try again later"},
+	{FailureOverloaded, "the provider was overloaded or failing (500, 502, 503, 504, 529, reset connections), still after the retries"},
+	{FailureContextLength, "the conversation does not fit the model's context window"},
+	{FailureAuthFailed, "the provider refused the key (401, 403): not retried"},
+	{FailureInvalidRequest, "the provider refused the request as malformed (400, 404, 413, 422): not retried"},
+	{FailureTimeout, "the model did not answer within `modelTimeout` (retries included)"},
+	{FailureProviderError, "anything else the provider or the connection did"},
+	{FailureBudgetExceeded, "a limit of `limits:` in agent.yaml was reached, and not raised (`onExceed: fail`, or the raise was denied or expired)"},
+	{FailureStepLimit, "the model was still calling tools after `maxSteps` model calls"},
+	{FailureCancelled, "the turn was cancelled (`POST …/cancel`, `agent-sdk cancel`)"},
+	{FailureInterrupted, "its host shut down or died while it ran"},
+	{FailureNotConfigured, "the agent has no model (`model:` in agent.yaml, or `--model`)"},
+	{FailureInternal, "the host could not run it (its store failed, its channel's onStart failed, …)"},
+}
 
 // Usage is what model calls consumed: one call's, a turn's, a session's or
 // an aggregate's. Tokens are as the provider reported them, normalised

@@ -365,3 +365,24 @@ func raceBudget(t *testing.T, limit int64, a, b *host.Host) {
 	}
 	t.Logf("spent %d µ$ in %d calls against %d", spent, rep.Groups[0].Usage.ModelCalls, limit)
 }
+
+// Every reason a model call fails by is a failure code of turn.failed, and
+// every failure code is in the table README's is made from.
+func TestFailureCodes(t *testing.T) {
+	listed := map[api.FailureCode]bool{}
+	for _, f := range api.FailureCodes {
+		if listed[f.Code] || f.Meaning == "" {
+			t.Errorf("%s: listed twice or without a meaning", f.Code)
+		}
+		listed[f.Code] = true
+	}
+	for _, r := range []model.Reason{model.ReasonRateLimited, model.ReasonOverloaded, model.ReasonContextLength, model.ReasonAuth,
+		model.ReasonInvalidRequest, model.ReasonTimeout, model.ReasonProvider} {
+		if !listed[api.FailureCode(r)] {
+			t.Errorf("model.Reason %q is no failure code", r)
+		}
+	}
+	if len(listed) != 13 {
+		t.Errorf("%d failure codes listed; a new one needs its row", len(listed))
+	}
+}
