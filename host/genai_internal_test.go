@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/model"
 )
 
@@ -176,4 +180,46 @@ func TestAnswerContent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stream is a provider that answers every call with its chunks.
+type stream []model.Chunk
+
+func (s stream) Stream(context.Context, *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		for _, c := range s {
+			if !yield(c, nil) {
+				return
+			}
+		}
+	}
+}
+
+// BenchmarkTracedModel is what tracing adds to a model call: a recorded
+// chat span, usage on it and on the turn's, and the two metrics.
+func BenchmarkTracedModel(b *testing.B) {
+	answer := stream{{Text: "Looks "}, {Text: "fine."}, {ToolCall: &model.ToolCall{ID: "r1", Name: "review", Input: []byte(`{"pr":42}`)}},
+		{End: &model.End{Model: "m-1", StopReason: "tool_use", Usage: &model.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 1000}}}}
+	req := &model.Request{System: "You review.", Messages: []model.Message{{Role: model.User, Text: "review PR 42"}}, MaxTokens: 1000}
+	for _, capture := range []bool{false, true} {
+		b.Run(fmt.Sprintf("capture=%v", capture), func(b *testing.B) {
+			tel := newTelemetry(sdktrace.NewTracerProvider(), sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())),
+				TelemetryOptions{Provider: "anthropic", Model: "m", CaptureContent: capture})
+			p := tel.model(answer)
+			ctx, turn := tel.startTurn(context.Background(), api.Session{ID: "s1"}, "t1")
+			defer turn.End()
+			b.ReportAllocs()
+			for b.Loop() {
+				for range p.Stream(ctx, req) {
+				}
+			}
+		})
+	}
+	b.Run("untraced", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for range answer.Stream(context.Background(), req) {
+			}
+		}
+	})
 }
