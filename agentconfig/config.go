@@ -104,11 +104,37 @@ type GitHubApp struct {
 	PrivateKeyEnv  string `yaml:"privateKeyEnv"`
 }
 
-// Telemetry chooses what is built in for OpenTelemetry export.
+// Telemetry chooses what is built in for OpenTelemetry export, and what
+// the spans carry.
+//
+//	telemetry: {otlp: true, captureContent: true}
 type Telemetry struct {
 	// OTLP builds in the OTLP/HTTP exporter, used when the standard
 	// OTEL_EXPORTER_OTLP_* variables are set at run time.
 	OTLP bool `yaml:"otlp"`
+	// CaptureContent records prompts, answers, tool inputs and results on
+	// the GenAI spans (host.TelemetryOptions.CaptureContent); so does
+	// OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true at run time.
+	CaptureContent bool `yaml:"captureContent"`
+}
+
+// CaptureContentEnvVar is the variable OpenTelemetry's GenAI
+// instrumentations read to record message content.
+const CaptureContentEnvVar = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+
+// ContentCaptured reports whether the spans record message content:
+// agent.yaml says captureContent: true, or $OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
+// is true (or, as the newer instrumentations spell it, SPAN_ONLY or
+// SPAN_AND_EVENT: the host records content on spans only), in any case.
+func (t Telemetry) ContentCaptured() bool {
+	if t.CaptureContent {
+		return true
+	}
+	switch strings.ToLower(strings.TrimSpace(os.Getenv(CaptureContentEnvVar))) {
+	case "true", "span_only", "span_and_event":
+		return true
+	}
+	return false
 }
 
 // MCPServer is an MCP server the agent's tools reach through

@@ -72,3 +72,38 @@ func TestBarePlatformKeys(t *testing.T) {
 		t.Fatalf("without the keys: %+v, %v", c, err)
 	}
 }
+
+// Message content is captured when agent.yaml or the GenAI
+// instrumentations' variable says so, and only then.
+func TestContentCaptured(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.yaml")
+	tests := []struct {
+		name, yaml, env string
+		want            bool
+	}{
+		{"by default", "", "", false},
+		{"agent.yaml", "telemetry: {captureContent: true}\n", "", true},
+		{"the variable", "", "true", true},
+		{"the variable, as newer instrumentations spell it", "", "SPAN_ONLY", true},
+		{"spans and events", "", "span_and_event", true},
+		{"the variable says no", "", "false", false},
+		{"no content", "", "NO_CONTENT", false},
+		{"events only, which the host does not emit", "", "EVENT_ONLY", false},
+		{"either one", "telemetry: {captureContent: true}\n", "false", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(CaptureContentEnvVar, tt.env)
+			if err := os.WriteFile(path, []byte(tt.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Telemetry.ContentCaptured(); got != tt.want {
+				t.Errorf("ContentCaptured() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

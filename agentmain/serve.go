@@ -94,6 +94,7 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 	opts.StateRoot, opts.Logger, opts.Store, opts.LeaseTTL, opts.ApprovalTimeout = stateDir, logger, st, f.LeaseTTL, f.ApprovalTimeout
 	opts.MaxSessions, opts.MaxPending = f.MaxSessions, f.MaxPending
 	opts.MaxResultBytes, opts.ModelResultBytes = f.MaxResultBytes, f.ModelResultBytes
+	opts.Telemetry.AgentName = f.Slug
 	if opts.Cloud.ToolsURL, err = cloudToolsURL(f.PublicURL, f.CloudToolsURL, f.Slug); err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused
@@ -215,6 +216,7 @@ func hostOptions(configPath, modelFlag string, logger *slog.Logger, stdio Stdio,
 		Cloud:    host.CloudOptions{DefaultMode: api.Mode(cfg.Mode), Model: cfg.Model},
 		Channels: o.channels, Schedules: o.schedules,
 		ModelConfig: cfg.Model, Limits: usageLimits(cfg.Limits),
+		Telemetry: host.TelemetryOptions{Provider: cfg.Model.Provider, Model: cfg.Model.Name, CaptureContent: cfg.Telemetry.ContentCaptured()},
 	}
 	if opts.Prices, err = cfg.Prices(); err != nil {
 		return nil, nil, err

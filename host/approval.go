@@ -250,7 +250,7 @@ func (h *Host) runApproved(ctx, parent context.Context, a api.Approval) tool.Out
 			return true
 		})
 	}()
-	c := callSpec{id: a.CallID, tool: t, in: in, turnID: a.TurnID}
+	c := callSpec{id: a.CallID, modelCallID: a.ModelCallID, tool: t, in: in, turnID: a.TurnID}
 	if a.SessionID != "" {
 		sess, err := h.log.Session(ctx, a.SessionID)
 		if err != nil {

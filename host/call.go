@@ -153,14 +153,15 @@ func inputJSON(input any) (json.RawMessage, error) {
 
 // callSpec is one validated call to run.
 type callSpec struct {
-	id      string
-	tool    *tool.Tool
-	in      *tool.Input
-	session *api.Session // nil outside a session
-	turnID  string
-	observe func(api.Payload) // a caller following the call's progress; nil for none
-	held    bool              // the caller holds the call's place under the tool's limits
-	overrun func(tool.Output) // CallOptions.Overrun, for a direct call outside any session
+	id          string
+	modelCallID string // the id a model gave its call; "" for a direct call
+	tool        *tool.Tool
+	in          *tool.Input
+	session     *api.Session // nil outside a session
+	turnID      string
+	observe     func(api.Payload) // a caller following the call's progress; nil for none
+	held        bool              // the caller holds the call's place under the tool's limits
+	overrun     func(tool.Output) // CallOptions.Overrun, for a direct call outside any session
 }
 
 // run runs a validated call — a server tool in process, an agent tool
@@ -174,7 +175,7 @@ func (h *Host) run(ctx context.Context, c callSpec) (out tool.Output) {
 		ws = h.sessionWorkspace(sessionID)
 	}
 	defer ws.close(h.logger)
-	ctx, end := h.telemetry.startTool(ctx, c.tool.Name(), c.id, sessionID)
+	ctx, end := h.telemetry.startTool(ctx, c)
 	defer func() { end(out) }()
 	if !c.held {
 		release, err := h.acquire(ctx, c.tool, c.in, sessionID)

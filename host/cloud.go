@@ -448,6 +448,6 @@ func (h *Host) CallInTurn(ctx context.Context, name string, input any, in InTurn
 		}
 		return nil, &ApprovalPendingError{CallID: in.CallID}
 	}
-	out := h.run(ctx, callSpec{id: in.CallID, tool: t, in: tin, session: &sess, turnID: in.TurnID, observe: in.Progress})
+	out := h.run(ctx, callSpec{id: in.CallID, modelCallID: in.ModelCallID, tool: t, in: tin, session: &sess, turnID: in.TurnID, observe: in.Progress})
 	return outcomeOf(name, in.CallID, out, time.Since(start)), nil
 }

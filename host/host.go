@@ -117,11 +117,17 @@ type Options struct {
 	// MCP is call.Host.MCP (see package mcpconn); nil: not configured. If
 	// it is an io.Closer, Close closes it.
 	MCP tool.MCP
-	// TracerProvider and MeterProvider receive a span per turn and per tool
-	// call and the call metrics (agent.tool.calls, agent.tool.duration,
-	// agent.turns), and the tools' own metrics. Nil: no-op, at no cost.
+	// TracerProvider and MeterProvider receive the spans of turns, model
+	// calls and tool calls (invoke_agent, chat and execute_tool, after the
+	// OpenTelemetry GenAI semantic conventions), the GenAI client metrics
+	// (gen_ai.client.token.usage, gen_ai.client.operation.duration), the
+	// host's own (agent.tool.calls, agent.tool.duration, agent.turns), and
+	// the tools' own metrics. Nil: no-op, at no cost.
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
+	// Telemetry names the agent and its model on those spans and metrics,
+	// and says whether the spans carry the content of the conversation.
+	Telemetry TelemetryOptions
 	// Cloud configures cloud sessions, whose model turns run on runners
 	// (see Runners).
 	Cloud CloudOptions
@@ -289,11 +295,13 @@ func New(set *tool.Set, opts *Options) (*Host, error) {
 		return nil, fmt.Errorf("creating host: resolving state root: %w", err)
 	}
 	o.StateRoot = root
+	tel := newTelemetry(o.TracerProvider, o.MeterProvider, o.Telemetry)
+	o.Model = tel.model(o.Model) // a chat span per model call
 	ctx, stop := context.WithCancelCause(context.Background())
 	h := &Host{
 		tools: set, opts: o, logger: o.Logger,
 		log:       newEventLog(o.Store),
-		telemetry: newTelemetry(o.TracerProvider, o.MeterProvider),
+		telemetry: tel,
 		leases:    newLeases(o.LeaseTTL, home(root)),
 		ctx:       ctx, stop: stop,
 	}

@@ -24,10 +24,8 @@ import (
 // from its history once they are decided.
 func (h *Host) runTurn(ctx context.Context, sess api.Session, f store.Fence) {
 	turnID := f.TurnID
-	ctx, span := h.telemetry.tracer.Start(ctx, "agent.turn", trace.WithAttributes(
-		attribute.String("session.id", sess.ID), attribute.String("turn.id", turnID), attribute.String("session.channel", sess.Channel)))
+	ctx, span := h.telemetry.startTurn(ctx, sess, turnID)
 	defer span.End()
-	ctx = context.WithValue(ctx, turnSpanKey{}, span)
 	steps, err := h.loop(ctx, sess, turnID)
 	span.SetAttributes(attribute.Int("turn.steps", steps))
 	status := "completed"
@@ -36,6 +34,7 @@ func (h *Host) runTurn(ctx context.Context, sess api.Session, f store.Fence) {
 		status = "parked"
 	case err != nil:
 		status = "failed"
+		span.SetAttributes(keyErrorType.String(errorType(err)))
 		span.SetStatus(codes.Error, err.Error())
 	}
 	span.SetAttributes(attribute.String("turn.status", status))
@@ -182,6 +181,6 @@ func (h *Host) execute(ctx context.Context, sess api.Session, turnID, callID str
 		}
 		return tool.Output{}, true
 	}
-	out = h.run(ctx, callSpec{id: callID, tool: t, in: in, session: &sess, turnID: turnID})
+	out = h.run(ctx, callSpec{id: callID, modelCallID: c.ID, tool: t, in: in, session: &sess, turnID: turnID})
 	return h.fitForModel(ctx, sess.ID, turnID, callID, out), false
 }
