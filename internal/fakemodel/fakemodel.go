@@ -33,6 +33,13 @@ type Reply struct {
 	// Until, if set, holds the answer until it is closed (or the client
 	// gives up), after any Hang.
 	Until <-chan struct{}
+	// Thoughts are the model's reasoning, in deltas, before its text (used
+	// by the gemini wire).
+	Thoughts []string
+	// GeminiUsage is the usage the answer reports, and GeminiError the
+	// error of an answer with a Status (used by the gemini wire).
+	GeminiUsage *GeminiUsage
+	GeminiError *GeminiError
 }
 
 // Server is a fake model provider. It is safe for concurrent use.
@@ -52,6 +59,7 @@ func New(script ...Reply) *Server {
 	mux.HandleFunc("POST /v1/messages", s.anthropic)
 	mux.HandleFunc("POST /v1/chat/completions", s.openai)
 	mux.HandleFunc("POST /chat/completions", s.openai)
+	mux.HandleFunc("POST /v1beta/models/{call}", s.gemini)
 	s.Server = httptest.NewServer(mux)
 	return s
 }
