@@ -23,7 +23,7 @@ import (
 // Config is agent/agent.yaml.
 //
 //	model:
-//	  provider: anthropic          # or openai (also Ollama, vLLM, llama.cpp via baseURL / OPENAI_BASE_URL)
+//	  provider: anthropic          # or openai (also Ollama, vLLM, llama.cpp via baseURL / OPENAI_BASE_URL), or gemini
 //	  name: claude-sonnet-4-5
 //	  maxTokens: 4096
 //	system: You review pull requests.
@@ -177,7 +177,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // Providers are the model providers agent-sdk knows how to build in.
-var Providers = []string{"anthropic", "openai"}
+var Providers = []string{"anthropic", "openai", "gemini"}
 
 // Path returns where an agent directory keeps its configuration.
 func Path(agentDir string) string { return filepath.Join(agentDir, "agent", "agent.yaml") }

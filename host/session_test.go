@@ -16,6 +16,7 @@ import (
 	"github.com/agentsdk/agentsdk/internal/fakemodel"
 	"github.com/agentsdk/agentsdk/model"
 	"github.com/agentsdk/agentsdk/model/anthropic"
+	"github.com/agentsdk/agentsdk/model/gemini"
 	"github.com/agentsdk/agentsdk/model/openai"
 	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/store/sqlite"
@@ -81,6 +82,8 @@ func setupSessions(t *testing.T, provider string, opts host.Options, script ...f
 		p, err = anthropic.New(model.Config{Name: "fake", APIKey: "k", BaseURL: b.fake.AnthropicURL(), MaxTokens: 100})
 	case "openai":
 		p, err = openai.New(model.Config{Name: "fake", APIKey: "k", BaseURL: b.fake.OpenAIURL(), MaxTokens: 100})
+	case "gemini":
+		p, err = gemini.New(model.Config{Name: "gemini-2.5-flash", APIKey: "k", BaseURL: b.fake.GeminiURL(), MaxTokens: 100})
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 // Package model is the provider-neutral core of model turns: messages, tool
 // calls, a streaming Provider interface, and a registry of providers. Each
-// provider lives in its own package (model/anthropic, model/openai) and
+// provider lives in its own package (model/anthropic, model/openai,
+// model/gemini) and
 // registers itself when imported, so a program carries only the providers
 // it uses.
 package model
@@ -39,8 +40,10 @@ type Message struct {
 
 // Reasoning is one complete block of a model's reasoning. Text is what the
 // model showed of it; Signature is the provider's seal over it (Anthropic
-// thinking blocks); Redacted is the opaque data of a block the provider
-// encrypted (Anthropic redacted_thinking), with no text.
+// thinking blocks; Gemini's thought signatures, which start with "gemini:",
+// see model/gemini, so that another provider can leave them out); Redacted
+// is the opaque data of a block the provider encrypted (Anthropic
+// redacted_thinking), with no text.
 type Reasoning struct {
 	Text      string
 	Signature string
@@ -112,7 +115,7 @@ type Provider interface {
 
 // Config chooses and configures a provider.
 type Config struct {
-	Provider  string `yaml:"provider" json:"provider"`   // "anthropic", "openai"
+	Provider  string `yaml:"provider" json:"provider"`   // "anthropic", "openai", "gemini"
 	Name      string `yaml:"name" json:"name"`           // the model's name
 	BaseURL   string `yaml:"baseURL" json:"baseURL"`     // default: the provider's, or its usual environment variable
 	APIKey    string `yaml:"apiKey" json:"-"`            // default: the provider's usual environment variable
@@ -175,8 +178,8 @@ func Registered() []string {
 }
 
 // ErrNotConfigured explains how to configure a model.
-var ErrNotConfigured = fmt.Errorf("no model is configured: set model.provider (anthropic or openai) and model.name in agent/agent.yaml, " +
-	"or pass --model provider/name to agent-sdk serve, and set ANTHROPIC_API_KEY or OPENAI_API_KEY (OPENAI_BASE_URL for Ollama, vLLM or llama.cpp)")
+var ErrNotConfigured = fmt.Errorf("no model is configured: set model.provider (anthropic, openai or gemini) and model.name in agent/agent.yaml, " +
+	"or pass --model provider/name to agent-sdk serve, and set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY (OPENAI_BASE_URL for Ollama, vLLM or llama.cpp)")
 
 // Open returns the configured provider.
 func Open(cfg Config) (Provider, error) {
@@ -200,7 +203,7 @@ func Open(cfg Config) (Provider, error) {
 func ParseName(s string) (Config, error) {
 	p, name, ok := strings.Cut(s, "/")
 	if !ok || p == "" || name == "" {
-		return Config{}, fmt.Errorf("model %q: want provider/name, such as anthropic/claude-sonnet-4-5 or openai/gpt-4o", s)
+		return Config{}, fmt.Errorf("model %q: want provider/name, such as anthropic/claude-sonnet-4-5, openai/gpt-4o or gemini/gemini-2.5-flash", s)
 	}
 	return Config{Provider: p, Name: name}, nil
 }

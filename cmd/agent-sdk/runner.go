@@ -12,6 +12,10 @@ import (
 	"github.com/agentsdk/agentsdk/internal/token"
 
 	// The model providers a runner can open, with its own credentials.
+	// Not model/gemini: google.golang.org/genai would more than double
+	// this binary (its text from 37 to 82 MB) and link gorilla/websocket,
+	// which the CLI must not (serve/deps_test.go). A Gemini agent's cloud
+	// turns fail on this runner, saying the provider is not built in.
 	_ "github.com/agentsdk/agentsdk/model/anthropic"
 	_ "github.com/agentsdk/agentsdk/model/openai"
 )

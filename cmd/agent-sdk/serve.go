@@ -26,7 +26,8 @@ The API is described by an OpenAPI 3.1 document at /<slug>/v1/openapi.json
 The model comes from agent/agent.yaml (model.provider and model.name) or
 --model provider/name, with the provider's usual environment variables
 (ANTHROPIC_API_KEY; OPENAI_API_KEY and OPENAI_BASE_URL, which also reaches
-Ollama, vLLM and llama.cpp servers). Only that provider is built in.
+Ollama, vLLM and llama.cpp servers; GEMINI_API_KEY or GOOGLE_API_KEY). Only
+that provider is built in.
 Sessions, turns, events and approvals are kept in <state>/agent.db (SQLite),
 or where --store (else $AGENT_SDK_STORE) says: a SQLite file, or a postgres://
 URL — then the PostgreSQL driver is built into the agent.

@@ -68,6 +68,13 @@ type Reply struct {
 	// Until, if set, holds the answer until it is closed (or the client
 	// gives up), after any Hang.
 	Until <-chan struct{}
+	// Thoughts are the model's reasoning, in deltas, before its text (used
+	// by the gemini wire).
+	Thoughts []string
+	// GeminiUsage is the usage the answer reports, and GeminiError the
+	// error of an answer with a Status (used by the gemini wire).
+	GeminiUsage *GeminiUsage
+	GeminiError *GeminiError
 }
 
 // Thinking is one reasoning block of a [Reply]: Text in deltas, or, if
@@ -108,6 +115,7 @@ func New(script ...Reply) *Server {
 	mux.HandleFunc("POST /v1/messages", s.anthropic)
 	mux.HandleFunc("POST /v1/chat/completions", s.openai)
 	mux.HandleFunc("POST /chat/completions", s.openai)
+	mux.HandleFunc("POST /v1beta/models/{call}", s.gemini)
 	s.Server = httptest.NewServer(mux)
 	return s
 }

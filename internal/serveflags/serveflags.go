@@ -79,7 +79,7 @@ func (s *Serve) Register(fs *pflag.FlagSet, slugDefault string) {
 	fs.Int64Var(&s.MaxBodyBytes, "max-body-bytes", MaxBodyBytesDefault, "largest request body accepted")
 	fs.DurationVar(&s.DrainTimeout, "drain-timeout", DrainTimeoutDefault, "how long shutdown waits for in-flight calls")
 	fs.StringVar(&s.LogFormat, "log-format", LogFormatDefault, "request log format: text or json")
-	fs.StringVar(&s.Model, "model", "", "model as provider/name (anthropic/…, openai/…), overriding agent/agent.yaml")
+	fs.StringVar(&s.Model, "model", "", "model as provider/name (anthropic/…, openai/…, gemini/…), overriding agent/agent.yaml")
 	fs.DurationVar(&s.LeaseTTL, "lease-ttl", LeaseTTLDefault, "how long a turn holds its session between renewals; a dead host's turns are closed after it")
 	fs.DurationVar(&s.ApprovalWait, "approval-wait", ApprovalWaitDefault, "how long a direct call of a gated tool waits for a decision before answering 202 (0: at once)")
 	fs.DurationVar(&s.ApprovalTimeout, "approval-timeout", ApprovalTimeoutDefault, "how long a gated call stays pending before it expires, unless its tool says otherwise")
