@@ -30,8 +30,8 @@ func TestGeminiModelTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := b.waitTurn(t, sess.ID, turnID)
-	want := "session.created turn.started message message.delta message.delta message actions.requested action.result action.result " +
-		"actions.requested action.result message.delta message.delta message turn.completed"
+	want := "session.created turn.started message message.delta message.delta message model.usage actions.requested action.result action.result " +
+		"model.usage actions.requested action.result message.delta message.delta message model.usage turn.completed"
 	if got := kinds(evs); got != want {
 		t.Fatalf("events:\n%s\nwant:\n%s", got, want)
 	}

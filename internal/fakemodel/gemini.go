@@ -1,14 +1,12 @@
 package fakemodel
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -85,9 +83,8 @@ func geminiErrorBody(status int, message string, details []any) map[string]any {
 // signature of a call is refused as Gemini 3 refuses it.
 func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 	modelName, method, _ := strings.Cut(r.PathValue("call"), ":")
-	body, _ := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	reply, _ := s.next(r)
+	body := s.record(r)
+	reply := s.take()
 	if method != "streamGenerateContent" {
 		geminiError(w, http.StatusNotFound, fmt.Sprintf("method %q of models/%s is not served by this fake", method, modelName))
 		return
@@ -129,6 +126,12 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 	rand.Read(nonce)
 	respID := hex.EncodeToString(nonce)
 	usage := reply.GeminiUsage
+	if u := reply.Usage; usage == nil && u != nil {
+		// The wire-neutral figures in Gemini's fields: the prompt counts
+		// its cached part, the candidates do not count the thoughts.
+		usage = &GeminiUsage{PromptTokenCount: int(u.Input + u.CacheRead + u.CacheWrite), CachedContentTokenCount: int(u.CacheRead),
+			CandidatesTokenCount: int(u.Output - u.Reasoning), ThoughtsTokenCount: int(u.Reasoning)}
+	}
 	if usage == nil {
 		usage = &GeminiUsage{PromptTokenCount: 10, CandidatesTokenCount: 5, ThoughtsTokenCount: 4 * len(reply.Thoughts)}
 	}
