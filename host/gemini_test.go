@@ -103,7 +103,7 @@ func TestGeminiModelTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if evs := b.waitTurn(t, sess.ID, turn2); !strings.HasSuffix(kinds(evs), "turn.started message message.delta message turn.completed") {
+	if evs := b.waitTurn(t, sess.ID, turn2); !strings.HasSuffix(kinds(evs), "turn.started message message.delta message model.usage turn.completed") {
 		t.Errorf("second turn: %s", kinds(evs))
 	}
 	if !b.fake.Contains(3, "Clear in both.") || !b.fake.Contains(3, "Thanks!") {
