@@ -111,7 +111,7 @@ func (h *Host) toolSpecs() []model.Tool {
 // turnConfig is the loop's configuration from the host's options.
 func (h *Host) turnConfig(tools []model.Tool) turnloop.Config {
 	return turnloop.Config{Model: h.opts.Model, System: h.opts.System, Tools: tools, MaxSteps: h.opts.MaxSteps, MaxTokens: h.opts.MaxTokens,
-		ModelTimeout: h.opts.ModelTimeout, ToolConcurrency: h.opts.ToolConcurrency, Logger: h.logger}
+		ModelTimeout: h.opts.ModelTimeout, ToolConcurrency: h.opts.ToolConcurrency, Retries: h.opts.ModelRetries, Logger: h.logger}
 }
 
 // turnEnv is a local turn's environment: the host's stream, fenced by the

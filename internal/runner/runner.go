@@ -205,7 +205,7 @@ func (t *turn) run(ctx context.Context) (int, error) {
 		specs = append(specs, model.Tool{Name: rt.Name, Description: rt.Description, InputSchema: rt.InputSchema})
 	}
 	cfg := turnloop.Config{Model: p, System: c.System, Tools: specs, MaxSteps: max(c.MaxSteps, 1), MaxTokens: c.MaxTokens,
-		ModelTimeout: time.Duration(c.ModelTimeoutMs) * time.Millisecond, ToolConcurrency: c.ToolConcurrency, Logger: t.log}
+		ModelTimeout: time.Duration(c.ModelTimeoutMs) * time.Millisecond, ToolConcurrency: c.ToolConcurrency, Retries: max(c.ModelRetries, 0), Logger: t.log}
 	if cfg.ModelTimeout <= 0 {
 		cfg.ModelTimeout = 5 * time.Minute
 	}
