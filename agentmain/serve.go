@@ -211,7 +211,7 @@ func hostOptions(configPath, modelFlag string, logger *slog.Logger, stdio Stdio,
 	}
 	opts := &host.Options{
 		System: cfg.System, MaxSteps: cfg.MaxSteps, ToolConcurrency: cfg.ToolConcurrency,
-		ModelTimeout: time.Duration(cfg.ModelTimeout), MaxTokens: cfg.Model.MaxTokens,
+		ModelTimeout: time.Duration(cfg.ModelTimeout), MaxTokens: cfg.Model.MaxTokens, ModelRetries: modelRetries(cfg.ModelRetries),
 		Cloud:    host.CloudOptions{DefaultMode: api.Mode(cfg.Mode), Model: cfg.Model},
 		Channels: o.channels, Schedules: o.schedules,
 	}
@@ -232,6 +232,18 @@ func hostOptions(configPath, modelFlag string, logger *slog.Logger, stdio Stdio,
 		opts.Model = p
 	}
 	return opts, bot, nil
+}
+
+// modelRetries is agent.yaml's modelRetries as host.Options takes it:
+// absent, the default (0); 0, none (negative).
+func modelRetries(n *int) int {
+	switch {
+	case n == nil:
+		return 0
+	case *n == 0:
+		return -1
+	}
+	return *n
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.
