@@ -62,11 +62,13 @@ type Env interface {
 
 // Config is a turn's model, tools and limits.
 type Config struct {
-	Model           model.Provider
-	System          string
-	Tools           []model.Tool
-	MaxSteps        int
-	MaxTokens       int
+	Model     model.Provider
+	System    string
+	Tools     []model.Tool
+	MaxSteps  int
+	MaxTokens int
+	// ModelTimeout bounds each model call, its retries and their waits
+	// included; 0: no bound.
 	ModelTimeout    time.Duration
 	ToolConcurrency int
 	// Retries bounds the retries of one model call that failed in a way
