@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,10 +27,13 @@ import (
 //	  provider: anthropic          # or openai (also Ollama, vLLM, llama.cpp via baseURL / OPENAI_BASE_URL), or gemini
 //	  name: claude-sonnet-4-5
 //	  maxTokens: 4096
+//	  thinking: {budgetTokens: 8000} # Anthropic extended thinking (1024 or more)
+//	  reasoningEffort: medium        # OpenAI reasoning models: minimal, low, medium or high
 //	system: You review pull requests.
 //	maxSteps: 16
 //	toolConcurrency: 4
-//	modelTimeout: 5m
+//	modelTimeout: 5m   # each model call, its retries included
+//	modelRetries: 3    # retries of a rate-limited or overloaded model call (0 to 10)
 //	pricing:                       # dollars per million tokens, over the shipped table
 //	  my-model: {input: 3, output: 15}
 //	limits:                        # per turn, session, principal per day
@@ -43,6 +47,9 @@ type Config struct {
 	MaxSteps        int                  `yaml:"maxSteps"`
 	ToolConcurrency int                  `yaml:"toolConcurrency"`
 	ModelTimeout    Duration             `yaml:"modelTimeout"`
+	// ModelRetries bounds the retries of a model call that was rate
+	// limited or met an overloaded provider; nil: the host's default (3).
+	ModelRetries *int `yaml:"modelRetries"`
 	// Mode is where a new session's turns run unless it says: local (in
 	// the host, the default) or cloud (on a runner, agent-sdk runner).
 	Mode string `yaml:"mode"`
@@ -223,7 +230,37 @@ func Load(path string) (Config, error) {
 	if err := c.checkPricing(); err != nil {
 		return c, fmt.Errorf("reading %s: %w", path, err)
 	}
+	if err := c.validateModel(); err != nil {
+		return c, fmt.Errorf("reading %s: %w", path, err)
+	}
 	return c, nil
+}
+
+// ModelRetriesMax bounds modelRetries.
+const ModelRetriesMax = 10
+
+// anthropicThinkingMin is the least thinking budget Anthropic takes
+// (model/anthropic.ThinkingBudgetMin, not imported: the CLI reads this
+// file and links no provider).
+const anthropicThinkingMin = 1024
+
+// validateModel checks the settings of model calls.
+func (c Config) validateModel() error {
+	if r := c.ModelRetries; r != nil && (*r < 0 || *r > ModelRetriesMax) {
+		return fmt.Errorf("modelRetries is %d: want 0 to %d", *r, ModelRetriesMax)
+	}
+	if t := c.Model.Thinking; t != nil {
+		switch {
+		case t.BudgetTokens <= 0:
+			return fmt.Errorf("model.thinking.budgetTokens is %d: want a number of tokens, such as 8000", t.BudgetTokens)
+		case c.Model.Provider == "anthropic" && t.BudgetTokens < anthropicThinkingMin:
+			return fmt.Errorf("model.thinking.budgetTokens is %d: Anthropic's extended thinking takes %d or more", t.BudgetTokens, anthropicThinkingMin)
+		}
+	}
+	if e := c.Model.ReasoningEffort; e != "" && !slices.Contains(model.ReasoningEfforts, e) {
+		return fmt.Errorf("model.reasoningEffort is %q: want one of %s", e, strings.Join(model.ReasoningEfforts, ", "))
+	}
+	return nil
 }
 
 func known(p string) bool {

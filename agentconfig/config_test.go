@@ -4,7 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/agentsdk/agentsdk/model/anthropic"
 )
 
 // The optional parts built into an agent follow agent.yaml, the OTLP
@@ -105,5 +108,47 @@ func TestContentCaptured(t *testing.T) {
 				t.Errorf("ContentCaptured() = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// The settings of model calls are checked, each error naming its key.
+func TestModelSettings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.yaml")
+	tests := []struct {
+		name, yaml, err string
+		check           func(Config) bool
+	}{
+		{"retries", "modelRetries: 5\n", "", func(c Config) bool { return c.ModelRetries != nil && *c.ModelRetries == 5 }},
+		{"no retries", "modelRetries: 0\n", "", func(c Config) bool { return c.ModelRetries != nil && *c.ModelRetries == 0 }},
+		{"retries unset", "maxSteps: 3\n", "", func(c Config) bool { return c.ModelRetries == nil }},
+		{"too many retries", "modelRetries: 11\n", "modelRetries is 11: want 0 to 10", nil},
+		{"negative retries", "modelRetries: -1\n", "modelRetries is -1", nil},
+		{"thinking", "model: {provider: anthropic, name: claude-sonnet-4-5, thinking: {budgetTokens: 8000}}\n", "",
+			func(c Config) bool { return c.Model.Thinking != nil && c.Model.Thinking.BudgetTokens == 8000 }},
+		{"thinking too small for anthropic", "model: {provider: anthropic, name: x, thinking: {budgetTokens: 512}}\n", "model.thinking.budgetTokens is 512: Anthropic's extended thinking takes 1024 or more", nil},
+		{"thinking of nothing", "model: {provider: openai, name: x, thinking: {budgetTokens: 0}}\n", "model.thinking.budgetTokens is 0", nil},
+		{"an unknown thinking key", "model: {thinking: {budget: 10}}\n", "budget", nil},
+		{"reasoning effort", "model: {provider: openai, name: o3, reasoningEffort: high}\n", "", func(c Config) bool { return c.Model.ReasoningEffort == "high" }},
+		{"a reasoning effort unknown", "model: {provider: openai, name: o3, reasoningEffort: extreme}\n", `model.reasoningEffort is "extreme": want one of minimal, low, medium, high`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			os.WriteFile(path, []byte(tt.yaml), 0o644)
+			c, err := Load(path)
+			switch {
+			case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+				t.Errorf("Load: %v, want an error with %q", err, tt.err)
+			case tt.err == "" && err != nil:
+				t.Errorf("Load: %v", err)
+			case tt.check != nil && !tt.check(c):
+				t.Errorf("Load = %+v", c)
+			}
+		})
+	}
+}
+
+func TestAnthropicThinkingMin(t *testing.T) {
+	if anthropicThinkingMin != anthropic.ThinkingBudgetMin {
+		t.Errorf("anthropicThinkingMin %d, model/anthropic's %d", anthropicThinkingMin, anthropic.ThinkingBudgetMin)
 	}
 }

@@ -212,7 +212,7 @@ func hostOptions(configPath, modelFlag string, logger *slog.Logger, stdio Stdio,
 	}
 	opts := &host.Options{
 		System: cfg.System, MaxSteps: cfg.MaxSteps, ToolConcurrency: cfg.ToolConcurrency,
-		ModelTimeout: time.Duration(cfg.ModelTimeout), MaxTokens: cfg.Model.MaxTokens,
+		ModelTimeout: time.Duration(cfg.ModelTimeout), MaxTokens: cfg.Model.MaxTokens, ModelRetries: modelRetries(cfg.ModelRetries),
 		Cloud:    host.CloudOptions{DefaultMode: api.Mode(cfg.Mode), Model: cfg.Model},
 		Channels: o.channels, Schedules: o.schedules,
 		ModelConfig: cfg.Model, Limits: usageLimits(cfg.Limits),
@@ -246,6 +246,18 @@ func usageLimits(l agentconfig.Limits) host.UsageLimits {
 		return host.UsageLimit{Tokens: l.Tokens, Cost: model.Micros(l.USD)}
 	}
 	return host.UsageLimits{Turn: one(l.Turn), Session: one(l.Session), PrincipalDaily: one(l.PrincipalDaily), OnExceed: host.OnExceed(l.OnExceed)}
+}
+
+// modelRetries is agent.yaml's modelRetries as host.Options takes it:
+// absent, the default (0); 0, none (negative).
+func modelRetries(n *int) int {
+	switch {
+	case n == nil:
+		return 0
+	case *n == 0:
+		return -1
+	}
+	return *n
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

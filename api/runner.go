@@ -42,13 +42,15 @@ type RunnerClaim struct {
 	MCPURL string `json:"mcpUrl,omitempty"`
 	// Model is the model to use (its credentials are the runner's own).
 	Model model.Config `json:"model"`
-	// System, MaxSteps, MaxTokens, ModelTimeoutMs and ToolConcurrency are
-	// the agent's turn settings.
+	// System, MaxSteps, MaxTokens, ModelTimeoutMs, ToolConcurrency and
+	// ModelRetries (how many times a model call that failed in a way worth
+	// retrying is tried again) are the agent's turn settings.
 	System          string `json:"system,omitempty"`
 	MaxSteps        int    `json:"maxSteps"`
 	MaxTokens       int    `json:"maxTokens,omitempty"`
 	ModelTimeoutMs  int64  `json:"modelTimeoutMs"`
 	ToolConcurrency int    `json:"toolConcurrency"`
+	ModelRetries    int    `json:"modelRetries"`
 	// Tools are the tools offered to the model: the agent tools, and the
 	// server tools when MCPURL is set.
 	Tools []RunnerTool `json:"tools"`

@@ -36,6 +36,10 @@ func (h *Host) fitForModel(ctx context.Context, sessionID, turnID, callID string
 	if budget <= 0 || len(out.Result) <= budget {
 		return out
 	}
+	// Images go to the model as images, not text: only the text counts.
+	if text, images := turnloop.ResultContent(out); len(images) > 0 && len(text) <= budget {
+		return out
+	}
 	text := turnloop.ResultText(out)
 	name := "results/" + callID + ".txt"
 	a := artifacts{h: h, sessionID: sessionID, turnID: turnID, callID: callID}

@@ -170,7 +170,7 @@ func (r Runners) claim(ctx context.Context, sess api.Session, hold store.Hold) (
 	cloud.Model.APIKey = ""
 	c := &api.RunnerClaim{OK: true, SessionID: sess.ID, TurnID: hold.TurnID, Token: hold.Token, LeaseMs: h.opts.LeaseTTL.Milliseconds(),
 		MCPURL: cloud.ToolsURL, Model: cloud.Model, System: h.opts.System, MaxSteps: h.opts.MaxSteps, MaxTokens: h.opts.MaxTokens,
-		ModelTimeoutMs: h.opts.ModelTimeout.Milliseconds(), ToolConcurrency: h.opts.ToolConcurrency, Events: evs}
+		ModelTimeoutMs: h.opts.ModelTimeout.Milliseconds(), ToolConcurrency: h.opts.ToolConcurrency, ModelRetries: h.opts.ModelRetries, Events: evs}
 	for _, t := range h.tools.Tools() {
 		rt := api.RunnerTool{Name: t.Name(), Description: t.Description(), InputSchema: t.InputSchema(), Execution: string(t.Execution())}
 		switch {

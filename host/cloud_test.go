@@ -80,7 +80,8 @@ func TestCloudTurn(t *testing.T) {
 		t.Fatalf("create: %+v %v", sess, err)
 	}
 	c := mustClaim(t, h, time.Second)
-	if c.SessionID != sess.ID || c.TurnID != turnID || c.Model.APIKey != "" || c.Model.Name != "m" || c.MCPURL == "" || c.System != "Be brief." {
+	if c.SessionID != sess.ID || c.TurnID != turnID || c.Model.APIKey != "" || c.Model.Name != "m" || c.MCPURL == "" || c.System != "Be brief." ||
+		c.ModelRetries != host.ModelRetriesDefault {
 		t.Errorf("claim %+v", c)
 	}
 	tools := map[string]api.RunnerTool{}

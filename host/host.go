@@ -88,8 +88,14 @@ type Options struct {
 	// ToolConcurrency bounds the tool calls one turn runs at once; zero
 	// means ToolConcurrencyDefault.
 	ToolConcurrency int
-	// ModelTimeout bounds each model call; zero means ModelTimeoutDefault.
+	// ModelTimeout bounds each model call, its retries included; zero
+	// means ModelTimeoutDefault.
 	ModelTimeout time.Duration
+	// ModelRetries bounds the retries of a model call that failed in a
+	// way worth retrying (a rate limit, an overload, a reset connection),
+	// with backoff or after the wait the provider asks for
+	// (internal/turnloop). Zero means ModelRetriesDefault; negative, none.
+	ModelRetries int
 	// LeaseTTL is how long a turn holds its session without renewing the
 	// lease: after a host dies, its turns are closed within about this
 	// long. Zero means LeaseTTLDefault.
@@ -178,6 +184,7 @@ const (
 	MaxStepsDefault         = 16
 	ToolConcurrencyDefault  = 4
 	ModelTimeoutDefault     = 5 * time.Minute
+	ModelRetriesDefault     = 3
 	LeaseTTLDefault         = 15 * time.Second
 	ApprovalTimeoutDefault  = 24 * time.Hour
 	MaxFileBytesDefault     = 256 << 20
@@ -207,6 +214,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ModelTimeout == 0 {
 		o.ModelTimeout = ModelTimeoutDefault
+	}
+	switch {
+	case o.ModelRetries == 0:
+		o.ModelRetries = ModelRetriesDefault
+	case o.ModelRetries < 0:
+		o.ModelRetries = 0
 	}
 	if o.LeaseTTL == 0 {
 		o.LeaseTTL = LeaseTTLDefault

@@ -224,8 +224,8 @@ func TestTurnFailures(t *testing.T) {
 		script []fakemodel.Reply
 		reason string
 	}{
-		{"provider 500", host.Options{}, "anthropic", []fakemodel.Reply{{Status: 500}, {Status: 500}}, "500"},
-		{"provider 500 (openai)", host.Options{}, "openai", []fakemodel.Reply{{Status: 500}, {Status: 500}}, "500"},
+		{"provider 500", host.Options{ModelRetries: -1}, "anthropic", []fakemodel.Reply{{Status: 500}}, "overloaded (500)"},
+		{"provider 500 (openai)", host.Options{ModelRetries: -1}, "openai", []fakemodel.Reply{{Status: 500}}, "overloaded (500)"},
 		{"timeout", host.Options{ModelTimeout: 300 * time.Millisecond}, "anthropic", []fakemodel.Reply{{Hang: 10 * time.Second}, {Hang: 10 * time.Second}}, "did not answer within 300ms"},
 		{"step limit", host.Options{MaxSteps: 2}, "openai", []fakemodel.Reply{
 			{Calls: []fakemodel.Call{{ID: "a", Name: "weather", Input: `{"city":"x"}`}}},

@@ -138,7 +138,7 @@ func (h *Host) toolSpecs() []model.Tool {
 // turnConfig is the loop's configuration from the host's options.
 func (h *Host) turnConfig(tools []model.Tool) turnloop.Config {
 	return turnloop.Config{Model: h.opts.Model, System: h.opts.System, Tools: tools, MaxSteps: h.opts.MaxSteps, MaxTokens: h.opts.MaxTokens,
-		ModelTimeout: h.opts.ModelTimeout, ToolConcurrency: h.opts.ToolConcurrency, Logger: h.logger,
+		ModelTimeout: h.opts.ModelTimeout, ToolConcurrency: h.opts.ToolConcurrency, Retries: h.opts.ModelRetries, Logger: h.logger,
 		Provider: h.opts.ModelConfig.Provider, ModelName: h.opts.ModelConfig.Name, Prices: h.prices}
 }
 

@@ -101,7 +101,7 @@ func TestUsage(t *testing.T) {
 				case tt.want != nil && (end.Usage == nil || *end.Usage != *tt.want):
 					t.Errorf("usage %+v, want %+v", end.Usage, *tt.want)
 				}
-				if end.Model == "" || end.StopReason != tt.stop {
+				if (end.Model != "claude-test" && end.Model != "gpt-test") || end.StopReason != tt.stop {
 					t.Errorf("end %+v: want the model and stop reason %q", end, tt.stop)
 				}
 				if p.name == "openai" && !srv.Contains(0, `"stream_options":{"include_usage":true}`) {

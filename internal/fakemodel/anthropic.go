@@ -1,6 +1,7 @@
 package fakemodel
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -13,7 +14,9 @@ import (
 func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	body := s.record(r)
 	var req anthropicRequest
-	_ = json.Unmarshal(body, &req)
+	if bytes.Contains(body, []byte(`"thinking":{`)) { // decode only what thinking needs checked
+		_ = json.Unmarshal(body, &req)
+	}
 	thinking := req.Thinking.Type == "enabled"
 	if msg := s.checkAnthropic(&req); msg != "" {
 		writeJSON(w, http.StatusBadRequest, anthropicErrorBody("invalid_request_error", msg))

@@ -1,7 +1,7 @@
 package fakemodel
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
 	"net/http"
 )
@@ -14,13 +14,9 @@ func (s *Server) openai(w http.ResponseWriter, r *http.Request) {
 	if !begin(w, r, reply, openaiError) {
 		return
 	}
-	var req struct {
-		StreamOptions struct {
-			IncludeUsage bool `json:"include_usage"`
-		} `json:"stream_options"`
-	}
-	_ = json.Unmarshal(body, &req)
-	includeUsage := req.StreamOptions.IncludeUsage && !reply.NoUsage
+	// Outside a JSON string, as structure only: a quote in a string is
+	// escaped.
+	includeUsage := bytes.Contains(body, []byte(`"include_usage":true`)) && !reply.NoUsage
 	name := modelOf(body)
 	chunk := func(delta map[string]any, finish any) {
 		c := map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1, "model": name,

@@ -211,7 +211,7 @@ func (t *turn) run(ctx context.Context) (int, error) {
 	}
 	// The usage is reported unpriced: the host prices it with its table.
 	cfg := turnloop.Config{Model: p, System: c.System, Tools: specs, MaxSteps: max(c.MaxSteps, 1), MaxTokens: c.MaxTokens,
-		ModelTimeout: time.Duration(c.ModelTimeoutMs) * time.Millisecond, ToolConcurrency: c.ToolConcurrency, Logger: t.log,
+		ModelTimeout: time.Duration(c.ModelTimeoutMs) * time.Millisecond, ToolConcurrency: c.ToolConcurrency, Retries: max(c.ModelRetries, 0), Logger: t.log,
 		Provider: c.Model.Provider, ModelName: c.Model.Name}
 	if cfg.ModelTimeout <= 0 {
 		cfg.ModelTimeout = 5 * time.Minute

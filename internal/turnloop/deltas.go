@@ -8,15 +8,16 @@ import (
 	"github.com/agentsdk/agentsdk/api"
 )
 
-// DeltaBatch is how long a model's text deltas wait to be recorded
-// together: a model streams them by the dozen a second, and a store write
-// (or a runner's report) each is wasteful. Each delta stays an event of
-// its own; only the writes are fewer.
+// DeltaBatch is how long a model's text and reasoning deltas wait to be
+// recorded together: a model streams them by the dozen a second, and a
+// store write (or a runner's report) each is wasteful. Each delta stays an
+// event of its own; only the writes are fewer.
 const DeltaBatch = 50 * time.Millisecond
 
-// deltas batches an answer's text deltas: the first of a batch starts a
-// timer, which records the batch in one Emit; flush records what is left
-// before anything else of the turn is.
+// deltas batches an answer's text and reasoning deltas (and its complete
+// reasoning blocks, which must keep their place among them): the first of
+// a batch starts a timer, which records the batch in one Emit; flush
+// records what is left before anything else of the turn is.
 type deltas struct {
 	env Env
 	ctx context.Context
@@ -29,14 +30,14 @@ type deltas struct {
 
 func newDeltas(ctx context.Context, env Env) *deltas { return &deltas{env: env, ctx: ctx} }
 
-// add queues a delta; an error is a batch the stream refused.
-func (d *deltas) add(text string) error {
+// add queues a payload; an error is a batch the stream refused.
+func (d *deltas) add(p api.Payload) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.err != nil {
 		return d.err
 	}
-	d.pending = append(d.pending, api.MessageDelta{Text: text})
+	d.pending = append(d.pending, p)
 	if d.timer == nil {
 		d.timer = time.AfterFunc(DeltaBatch, d.due)
 	}

@@ -1,6 +1,7 @@
 package turnloop
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -12,8 +13,10 @@ import (
 )
 
 // History rebuilds a conversation from a session's stored events: user
-// and assistant messages, the model's tool calls and their results, read
-// through the same payload types they were written with. Calls made
+// and assistant messages, the model's reasoning blocks (reasoning events,
+// which go with the assistant message or tool calls after them), the
+// model's tool calls and their results (images included), read through
+// the same payload types they were written with. Calls made
 // directly are not part of it; a call whose result never came (its host
 // died) gets a result saying so, as the APIs require one. It also keeps
 // the tags tools put on the session. Add the events in order, then read
@@ -25,6 +28,9 @@ type History struct {
 	answered  map[string]bool
 	started   bool   // the channel's onStart ran (channel.started)
 	lastUser  string // the last user message's text
+	// reasoning are the blocks recorded since the last assistant message,
+	// for the next one (the answer they led to).
+	reasoning []model.Reasoning
 }
 
 // ChannelStarted reports whether the session's channel's onStart hook has
@@ -57,11 +63,20 @@ func (h *History) Add(e api.Event) {
 			return
 		}
 		if m.Role == api.RoleAssistant {
-			h.msgs = append(h.msgs, model.Message{Role: model.Assistant, Text: m.Text})
+			h.msgs = append(h.msgs, model.Message{Role: model.Assistant, Text: m.Text, Reasoning: h.reasoning})
 		} else {
 			h.lastUser = m.Text
 			h.addUserText(m.Text)
 		}
+		h.reasoning = nil
+	case api.KindReasoning:
+		r, err := api.Decode[api.Reasoning](e)
+		if err != nil {
+			return
+		}
+		h.reasoning = append(h.reasoning, model.Reasoning{Text: r.Text, Signature: r.Signature, Redacted: r.Redacted})
+	case api.KindTurnStarted, api.KindTurnCompleted, api.KindTurnFailed:
+		h.reasoning = nil // an answer that never came
 	case api.KindChannelStarted:
 		c, err := api.Decode[api.ChannelStarted](e)
 		if err != nil {
@@ -82,6 +97,10 @@ func (h *History) Add(e api.Event) {
 			h.msgs = append(h.msgs, model.Message{Role: model.Assistant})
 		}
 		last := len(h.msgs) - 1
+		if len(h.reasoning) > 0 {
+			h.msgs[last].Reasoning = h.reasoning
+			h.reasoning = nil
+		}
 		for _, act := range a.Actions {
 			input := act.Input
 			if input == nil {
@@ -96,7 +115,8 @@ func (h *History) Add(e api.Event) {
 			return
 		}
 		h.answered[r.ModelCallID] = true
-		res := model.ToolResult{CallID: r.ModelCallID, Content: ResultText(tool.Output{Result: r.Result}), IsError: r.IsError}
+		text, images := ResultContent(tool.Output{Result: r.Result})
+		res := model.ToolResult{CallID: r.ModelCallID, Content: text, Images: images, IsError: r.IsError}
 		if n := len(h.msgs); n > 0 && h.msgs[n-1].Role == model.User && h.msgs[n-1].Text == "" {
 			h.msgs[n-1].ToolResults = append(h.msgs[n-1].ToolResults, res)
 		} else {
@@ -142,16 +162,32 @@ func fillMissingResults(msgs []model.Message, answered map[string]bool) []model.
 	return out
 }
 
-// ResultText is what the model reads of a result: a string as it is, the
-// text of a Result's content, or the JSON.
+// ResultText is what a text-only reader gets of a result: a string as it
+// is, the text of a Result's content (other content named in brackets),
+// or the JSON.
 func ResultText(out tool.Output) string {
+	text, _ := resultContent(out, false)
+	return text
+}
+
+// ResultContent is what the model gets of a result: its text, as
+// ResultText, and the images of a Result's content apart, decoded and
+// named in order ("image 1 of the result"), for the provider to send as
+// images (or name in a stand-in). An image whose data is not base64 is
+// named in the text instead.
+func ResultContent(out tool.Output) (string, []model.Image) {
+	return resultContent(out, true)
+}
+
+func resultContent(out tool.Output, images bool) (string, []model.Image) {
 	var s string
 	if json.Unmarshal(out.Result, &s) == nil {
-		return s
+		return s, nil
 	}
 	var r tool.Result
 	if json.Unmarshal(out.Result, &r) == nil && r.Content != nil {
 		var parts []string
+		var imgs []model.Image
 		for _, c := range r.Content {
 			switch c.Type {
 			case "text":
@@ -160,13 +196,21 @@ func ResultText(out tool.Output) string {
 				if c.Resource != nil {
 					parts = append(parts, c.Resource.Text)
 				}
+			case "image":
+				if images {
+					if data, err := base64.StdEncoding.DecodeString(c.Data); err == nil {
+						imgs = append(imgs, model.Image{MimeType: c.MimeType, Data: data, Name: fmt.Sprintf("image %d of the result", len(imgs)+1)})
+						continue
+					}
+				}
+				fallthrough
 			default:
 				parts = append(parts, fmt.Sprintf("[%s content, %s]", c.Type, c.MimeType))
 			}
 		}
-		if len(parts) > 0 {
-			return strings.Join(parts, "\n")
+		if len(parts) > 0 || len(imgs) > 0 {
+			return strings.Join(parts, "\n"), imgs
 		}
 	}
-	return string(out.Result)
+	return string(out.Result), nil
 }

@@ -4,6 +4,31 @@
 // turn (internal/runner): the same loop, so both record the same events in
 // the same order. What a turn records and how it runs a tool call is the
 // Env's.
+//
+// A model call streams its text as message.delta events and its reasoning
+// as reasoning.delta events, batched (DeltaBatch), with a reasoning event
+// for each complete block (its signature or redacted data kept whole) in
+// its place among them — all before the answer's message and
+// actions.requested. History rebuilds the blocks from those events, so a
+// turn resumed from its stored history (after a park for approval, or a
+// later turn) sends them back to the provider unchanged.
+//
+// A call that fails with a *model.Error worth retrying (a rate limit, an
+// overload, a broken connection: model.Error.Retryable) before it yielded
+// anything is tried again, up to Config.Retries times: after the wait the
+// provider asked for (RetryAfter), or else an exponential backoff with
+// full jitter (RetryBase doubling to RetryCap). Each retry is recorded
+// first as a model.retry event (attempt, code, status, wait, the
+// provider's message). Config.ModelTimeout bounds the whole call, its
+// retries and waits included: a wait that would end past it is not waited
+// — the call fails with the provider's error — and a call that runs past
+// it fails with a *model.Error of reason timeout. Errors of the model
+// reach Run's caller wrapping a *model.Error; the step limit is
+// ErrStepLimit, wrapped.
+//
+// A tool result's images (tool.Result content of type image) reach the
+// model as model.ToolResult.Images (ResultContent); each provider sends
+// them as it can.
 package turnloop
 
 import (
@@ -43,11 +68,13 @@ type Env interface {
 
 // Config is a turn's model, tools and limits.
 type Config struct {
-	Model           model.Provider
-	System          string
-	Tools           []model.Tool
-	MaxSteps        int
-	MaxTokens       int
+	Model     model.Provider
+	System    string
+	Tools     []model.Tool
+	MaxSteps  int
+	MaxTokens int
+	// ModelTimeout bounds each model call, its retries and their waits
+	// included; 0: no bound.
 	ModelTimeout    time.Duration
 	ToolConcurrency int
 	// Provider and ModelName label each call's usage (model.usage): the
@@ -57,6 +84,10 @@ type Config struct {
 	// Prices prices each call's usage; a model without an entry has no
 	// cost (null), never a made-up one.
 	Prices model.Prices
+	// Retries bounds the retries of one model call that failed in a way
+	// worth retrying (model.Error.Retryable) before it streamed anything;
+	// 0: none.
+	Retries int
 	// Logger receives a panic in a tool call's goroutine, recovered.
 	Logger *slog.Logger
 }
@@ -67,12 +98,14 @@ type Config struct {
 var ErrParked = errors.New("waiting for approval")
 
 // ErrStepLimit ends a turn whose model was still calling tools after
-// Config.MaxSteps model calls.
+// Config.MaxSteps model calls; Run returns it wrapped.
 var ErrStepLimit = errors.New("step limit reached")
 
 // Run runs a turn from its history and returns how many steps it took:
 // nil when the model answered without calling tools, ErrParked when calls
-// wait for a decision, else why the turn failed.
+// wait for a decision, else why the turn failed — ErrStepLimit wrapped, a
+// *model.Error wrapped when the model call failed (a timeout too:
+// model.ReasonTimeout), or the Env's error.
 func Run(ctx context.Context, cfg Config, env Env, history []model.Message) (int, error) {
 	if cfg.ToolConcurrency < 1 {
 		cfg.ToolConcurrency = 1
@@ -87,26 +120,26 @@ func Run(ctx context.Context, cfg Config, env Env, history []model.Message) (int
 			return step, err
 		}
 		start := time.Now()
-		text, calls, end, err := callModel(ctx, cfg, env, req)
+		ans, err := callModel(ctx, cfg, env, req)
 		if err != nil {
 			done()
 			return step, err
 		}
-		var answer []api.Payload
-		if text != "" {
-			answer = append(answer, api.Message{Role: api.RoleAssistant, Text: text})
+		var records []api.Payload
+		if ans.text != "" {
+			records = append(records, api.Message{Role: api.RoleAssistant, Text: ans.text})
 		}
-		answer = append(answer, UsageOf(cfg, end, time.Since(start)))
-		err = env.Emit(ctx, answer...)
+		records = append(records, UsageOf(cfg, ans.end, time.Since(start)))
+		err = env.Emit(ctx, records...)
 		done()
 		if err != nil {
 			return step, err
 		}
-		history = append(history, model.Message{Role: model.Assistant, Text: text, ToolCalls: calls})
-		if len(calls) == 0 {
+		history = append(history, model.Message{Role: model.Assistant, Text: ans.text, Reasoning: ans.reasoning, ToolCalls: ans.calls})
+		if len(ans.calls) == 0 {
 			return step, nil
 		}
-		results, err := runActions(ctx, cfg, env, calls)
+		results, err := runActions(ctx, cfg, env, ans.calls)
 		if err != nil {
 			return step, err
 		}
@@ -145,50 +178,104 @@ func UsageOf(cfg Config, end *model.End, took time.Duration) api.ModelUsage {
 	return rec
 }
 
-// callModel streams one model answer, recording its text deltas as they
-// come, a batch at a time (DeltaBatch), all of them before it returns.
-func callModel(ctx context.Context, cfg Config, env Env, req *model.Request) (string, []model.ToolCall, *model.End, error) {
-	mctx, cancel := context.WithTimeoutCause(ctx, cfg.ModelTimeout, fmt.Errorf("the model did not answer within %s", cfg.ModelTimeout))
-	defer cancel()
-	var text strings.Builder
-	var calls []model.ToolCall
-	var end *model.End
+// answer is a model call's answer: its text, its reasoning blocks, its
+// tool calls and its end (usage, model, stop reason; nil if the provider
+// sent none).
+type answer struct {
+	text      string
+	reasoning []model.Reasoning
+	calls     []model.ToolCall
+	end       *model.End
+}
+
+// callModel streams one model answer, recording its text and reasoning
+// deltas as they come, a batch at a time (DeltaBatch), and its complete
+// reasoning blocks in their place among them, all of them before it
+// returns. A failure worth retrying before anything streamed is retried
+// (retry.go), each retry recorded first; ModelTimeout bounds the whole
+// call, retries and their waits included.
+func callModel(ctx context.Context, cfg Config, env Env, req *model.Request) (answer, error) {
+	mctx := ctx
+	if cfg.ModelTimeout > 0 {
+		var cancel context.CancelFunc
+		mctx, cancel = context.WithTimeoutCause(ctx, cfg.ModelTimeout,
+			&model.Error{Reason: model.ReasonTimeout, Message: fmt.Sprintf("the model did not answer within %s", cfg.ModelTimeout)})
+		defer cancel()
+	}
 	batch := newDeltas(ctx, env)
 	defer batch.flush() // an answer cut short keeps what it streamed
-	for chunk, err := range cfg.Model.Stream(mctx, req) {
-		if err != nil {
-			if cause := context.Cause(mctx); mctx.Err() != nil && ctx.Err() == nil {
-				return "", nil, nil, fmt.Errorf("model: %w", cause)
+	for attempt := 1; ; attempt++ {
+		ans, streamed, err := streamAnswer(mctx, cfg, batch, req)
+		if err == nil {
+			err = context.Cause(mctx)
+			if mctx.Err() == nil {
+				return ans, batch.flush()
 			}
-			return "", nil, nil, fmt.Errorf("model: %w", err)
 		}
+		if _, ok := errors.AsType[emitError](err); ok {
+			return answer{}, err
+		}
+		switch {
+		case ctx.Err() != nil:
+			return answer{}, fmt.Errorf("model: %w", err)
+		case mctx.Err() != nil:
+			return answer{}, fmt.Errorf("model: %w", context.Cause(mctx))
+		}
+		merr := model.Classify(err)
+		if streamed || !merr.Retryable() || attempt > cfg.Retries {
+			return answer{}, fmt.Errorf("model: %w", merr)
+		}
+		if err := retryAfter(ctx, mctx, env, batch, attempt, merr); err != nil {
+			return answer{}, err
+		}
+	}
+}
+
+// emitError is a record the stream refused while the model streamed.
+type emitError struct{ err error }
+
+func (e emitError) Error() string { return e.err.Error() }
+func (e emitError) Unwrap() error { return e.err }
+
+// streamAnswer is one attempt at a model call. streamed says it yielded
+// something (and so cannot be retried).
+func streamAnswer(ctx context.Context, cfg Config, batch *deltas, req *model.Request) (ans answer, streamed bool, err error) {
+	var text strings.Builder
+	for chunk, err := range cfg.Model.Stream(ctx, req) {
+		if err != nil {
+			return answer{}, streamed, err
+		}
+		streamed = streamed || chunk.End == nil
 		if chunk.Text != "" {
 			text.WriteString(chunk.Text)
-			if err := batch.add(chunk.Text); err != nil {
-				return "", nil, nil, err
+			if err := batch.add(api.MessageDelta{Text: chunk.Text}); err != nil {
+				return answer{}, true, emitError{err}
 			}
 		}
-		if chunk.End != nil {
-			end = chunk.End
+		if chunk.ReasoningText != "" {
+			if err := batch.add(api.ReasoningDelta{Text: chunk.ReasoningText}); err != nil {
+				return answer{}, true, emitError{err}
+			}
+		}
+		if r := chunk.Reasoning; r != nil {
+			ans.reasoning = append(ans.reasoning, *r)
+			if err := batch.add(api.Reasoning{Text: r.Text, Signature: r.Signature, Redacted: r.Redacted}); err != nil {
+				return answer{}, true, emitError{err}
+			}
 		}
 		if chunk.ToolCall != nil {
 			c := *chunk.ToolCall
 			if c.ID == "" {
-				c.ID = fmt.Sprintf("call_%d", len(calls)+1) // some servers send none
+				c.ID = fmt.Sprintf("call_%d", len(ans.calls)+1) // some servers send none
 			}
-			calls = append(calls, c)
+			ans.calls = append(ans.calls, c)
+		}
+		if chunk.End != nil {
+			ans.end = chunk.End
 		}
 	}
-	if err := context.Cause(mctx); mctx.Err() != nil {
-		if ctx.Err() != nil {
-			return "", nil, nil, ctx.Err()
-		}
-		return "", nil, nil, fmt.Errorf("model: %w", err)
-	}
-	if err := batch.flush(); err != nil {
-		return "", nil, nil, err
-	}
-	return text.String(), calls, end, nil
+	ans.text = text.String()
+	return ans, streamed, nil
 }
 
 // runActions announces the model's tool calls, runs them with bounded
@@ -233,7 +320,8 @@ func runActions(ctx context.Context, cfg Config, env Env, calls []model.ToolCall
 				mu.Unlock()
 				return // its result comes when someone decides
 			}
-			results[i] = model.ToolResult{CallID: c.ID, Content: ResultText(out), IsError: out.IsError}
+			text, images := ResultContent(out)
+			results[i] = model.ToolResult{CallID: c.ID, Content: text, Images: images, IsError: out.IsError}
 			err := env.Emit(ctx, api.ActionResult{
 				CallID: actions[i].CallID, ModelCallID: c.ID, Tool: c.Name, IsError: out.IsError, Result: out.Result,
 				DurationMs: time.Since(start).Milliseconds(),

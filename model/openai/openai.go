@@ -29,8 +29,13 @@
 // o4-mini, …) or with "gpt-5" — are sent max_completion_tokens, which
 // they require, instead of max_tokens, which every other name gets so
 // that Ollama, vLLM and llama.cpp keep working. [model.Config.ReasoningEffort]
-// is sent as reasoning_effort. Chat completions stream no reasoning text,
-// so there are no reasoning chunks; the reasoning tokens are in the usage.
+// is sent as reasoning_effort. OpenAI's chat completions stream no
+// reasoning text (its reasoning tokens are in the usage); the reasoning a
+// compatible server streams beside the content (reasoning_content of vLLM
+// and DeepSeek, reasoning of Ollama) is yielded as
+// [model.Chunk.ReasoningText], and as one [model.Chunk.Reasoning] block,
+// without a signature, once the answer begins. It is never sent back: those
+// servers do not take it.
 //
 // Tool messages take text only: the images of a tool result
 // ([model.ToolResult.Images]) follow the tool messages in one user
@@ -41,6 +46,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -130,6 +136,17 @@ func (p *provider) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 		calls := map[int64]*pending{}
 		var end model.End
 		finished := false // a choice had its finish_reason
+		// A compatible server's reasoning, as one block once the answer
+		// begins.
+		var reasoning strings.Builder
+		endReasoning := func() bool {
+			if reasoning.Len() == 0 {
+				return true
+			}
+			r := &model.Reasoning{Text: reasoning.String()}
+			reasoning.Reset()
+			return yield(model.Chunk{Reasoning: r}, nil)
+		}
 		for stream.Next() {
 			chunk := stream.Current()
 			if chunk.Model != "" {
@@ -141,6 +158,15 @@ func (p *provider) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 			for _, choice := range chunk.Choices {
 				if choice.FinishReason != "" {
 					finished, end.StopReason = true, choice.FinishReason
+				}
+				if r := reasoningDelta(choice.Delta); r != "" {
+					reasoning.WriteString(r)
+					if !yield(model.Chunk{ReasoningText: r}, nil) {
+						return
+					}
+				}
+				if (choice.Delta.Content != "" || len(choice.Delta.ToolCalls) > 0) && !endReasoning() {
+					return
 				}
 				if choice.Delta.Content != "" && !yield(model.Chunk{Text: choice.Delta.Content}, nil) {
 					return
@@ -169,6 +195,9 @@ func (p *provider) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 			yield(model.Chunk{}, &model.Error{Reason: model.ReasonOverloaded, Message: "the answer's stream ended without a finish_reason"})
 			return
 		}
+		if !endReasoning() {
+			return
+		}
 		indexes := make([]int64, 0, len(calls))
 		for i := range calls {
 			indexes = append(indexes, i)
@@ -186,6 +215,21 @@ func (p *provider) Stream(ctx context.Context, req *model.Request) iter.Seq2[mod
 		}
 		yield(model.Chunk{End: &end}, nil)
 	}
+}
+
+// reasoningDelta is the reasoning a compatible server streams beside the
+// content (OpenAI's own chat completions stream none): vLLM's and
+// DeepSeek's reasoning_content, Ollama's and OpenRouter's reasoning.
+func reasoningDelta(d sdk.ChatCompletionChunkChoiceDelta) string {
+	for _, key := range []string{"reasoning_content", "reasoning"} {
+		if f, ok := d.JSON.ExtraFields[key]; ok {
+			var s string
+			if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
+				return s
+			}
+		}
+	}
+	return ""
 }
 
 // usage normalises the API's usage (model.Usage).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -138,5 +139,47 @@ func TestImageResults(t *testing.T) {
 	var text string
 	if json.Unmarshal(msgs[5].Content, &text); text != "and then?" {
 		t.Errorf("the user's text: %s", msgs[5].Content)
+	}
+}
+
+// TestCompatibleReasoning: the reasoning a compatible server streams
+// beside the content (vLLM's reasoning_content, Ollama's reasoning) is
+// reasoning chunks, and one block once the answer begins.
+func TestCompatibleReasoning(t *testing.T) {
+	t.Parallel()
+	for _, key := range []string{"reasoning_content", "reasoning"} {
+		t.Run(key, func(t *testing.T) {
+			t.Parallel()
+			fake := fakemodel.New()
+			t.Cleanup(fake.Close)
+			chunk := func(delta, finish string) string {
+				return `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"qwen3","choices":[{"index":0,"delta":` + delta + `,"finish_reason":` + finish + `}]}` + "\n\n"
+			}
+			fake.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.Write([]byte(chunk(`{"role":"assistant","`+key+`":"Let me "}`, "null") + chunk(`{"`+key+`":"think."}`, "null") +
+					chunk(`{"content":"Four."}`, "null") + chunk(`{}`, `"stop"`) + "data: [DONE]\n\n"))
+			})
+			p, _ := openai.New(model.Config{Name: "qwen3", BaseURL: fake.OpenAIURL(), APIKey: "x"})
+			var got []string
+			for c, err := range p.Stream(context.Background(), &model.Request{Messages: []model.Message{{Role: model.User, Text: "2+2?"}}}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case c.ReasoningText != "":
+					got = append(got, "delta:"+c.ReasoningText)
+				case c.Reasoning != nil:
+					got = append(got, "block:"+c.Reasoning.Text)
+				case c.Text != "":
+					got = append(got, "text:"+c.Text)
+				case c.End != nil:
+					got = append(got, "end")
+				}
+			}
+			if s := strings.Join(got, "|"); s != "delta:Let me |delta:think.|block:Let me think.|text:Four.|end" {
+				t.Errorf("chunks %s", s)
+			}
+		})
 	}
 }

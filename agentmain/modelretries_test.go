@@ -1,0 +1,35 @@
+package agentmain
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// agent.yaml's modelRetries reaches the host's options: absent, the
+// host's default (0); 0, none (negative); n, n.
+func TestModelRetriesOption(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.yaml")
+	tests := []struct {
+		yaml string
+		want int
+	}{
+		{"", 0},
+		{"modelRetries: 0\n", -1},
+		{"modelRetries: 7\n", 7},
+	}
+	for _, tt := range tests {
+		if err := os.WriteFile(path, []byte(tt.yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		opts, _, err := hostOptions(path, "", slog.New(slog.DiscardHandler), Stdio{Out: io.Discard, Err: io.Discard}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if opts.ModelRetries != tt.want {
+			t.Errorf("%q: ModelRetries %d, want %d", tt.yaml, opts.ModelRetries, tt.want)
+		}
+	}
+}
