@@ -3,6 +3,7 @@ package anthropic
 import (
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
@@ -14,9 +15,12 @@ func messages(in []model.Message) []sdk.MessageParam {
 	for _, m := range in {
 		var blocks []sdk.ContentBlockParamUnion
 		if m.Role == model.Assistant && (m.Text != "" || len(m.ToolCalls) > 0) {
-			// The reasoning first, as it came: the API checks it.
+			// The reasoning first, as it came: the API checks it. Another
+			// provider's seals (Gemini's "gemini:…", a session whose model
+			// changed) are not Anthropic's to check, and are left out.
 			for _, r := range m.Reasoning {
 				switch {
+				case strings.HasPrefix(r.Signature, "gemini:"):
 				case r.Redacted != "":
 					blocks = append(blocks, sdk.NewRedactedThinkingBlock(r.Redacted))
 				case r.Signature != "":
