@@ -30,8 +30,8 @@ func TestGeminiModelTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := b.waitTurn(t, sess.ID, turnID)
-	want := "session.created turn.started message message.delta message.delta message model.usage actions.requested action.result action.result " +
-		"model.usage actions.requested action.result message.delta message.delta message model.usage turn.completed"
+	want := "session.created turn.started message message.delta message.delta reasoning message model.usage actions.requested action.result action.result " +
+		"reasoning model.usage actions.requested action.result message.delta message.delta message model.usage turn.completed"
 	if got := kinds(evs); got != want {
 		t.Fatalf("events:\n%s\nwant:\n%s", got, want)
 	}
@@ -138,5 +138,33 @@ func TestGeminiTurnFailure(t *testing.T) {
 	}
 	if evs := b.waitTurn(t, sess.ID, turn2); len(find(evs, api.KindTurnCompleted)) != 1 {
 		t.Errorf("the next turn: %s", kinds(evs))
+	}
+}
+
+// Gemini 3 refuses a conversation whose function calls lost their thought
+// signatures: a turn of two tool rounds, and a second turn after it, send
+// them back from the stored history.
+func TestGeminiSignaturesAcrossSteps(t *testing.T) {
+	b := setupSessions(t, "gemini-3", host.Options{},
+		fakemodel.Reply{Calls: []fakemodel.Call{{Name: "weather", Input: `{"city":"Oslo"}`}}},
+		fakemodel.Reply{Calls: []fakemodel.Call{{Name: "weather", Input: `{"city":"Lima"}`}}},
+		fakemodel.Reply{Text: []string{"Clear in both."}},
+		fakemodel.Reply{Text: []string{"You're welcome."}},
+	)
+	ctx := context.Background()
+	sess, turnID, err := b.host.Sessions().Create(ctx, host.SessionOptions{Message: "Weather in Oslo and Lima?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := b.waitTurn(t, sess.ID, turnID)
+	if evs[len(evs)-1].Kind != api.KindTurnCompleted {
+		t.Fatalf("the turn: %s %s", kinds(evs), evs[len(evs)-1].Data)
+	}
+	turn2, err := b.host.Sessions().Send(ctx, sess.ID, "Thanks!")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs := b.waitTurn(t, sess.ID, turn2); evs[len(evs)-1].Kind != api.KindTurnCompleted {
+		t.Fatalf("the second turn: %s", evs[len(evs)-1].Data)
 	}
 }

@@ -95,6 +95,7 @@ func setupGenAI(t *testing.T, opts host.TelemetryOptions) (genaiBundle, string) 
 	}}
 	h, err := host.New(set, &host.Options{
 		StateRoot: t.TempDir(), Model: p, System: "You review pull requests.", MaxTokens: 1000,
+		ModelRetries:   -1, // the rate-limited call fails its turn
 		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSyncer(b.spans)),
 		MeterProvider:  sdkmetric.NewMeterProvider(sdkmetric.WithReader(b.metrics)),
 		Telemetry:      opts,

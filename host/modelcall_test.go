@@ -131,7 +131,7 @@ func TestModelRetryAfter(t *testing.T) {
 			if took := time.Since(start); took < 2*time.Second {
 				t.Errorf("the turn took %s: the retries did not wait the 2 s asked for", took)
 			}
-			if got, want := kinds(evs), "session.created turn.started message model.retry model.retry message.delta message turn.completed"; got != want {
+			if got, want := kinds(evs), "session.created turn.started message model.retry model.retry message.delta message model.usage turn.completed"; got != want {
 				t.Fatalf("events:\n%s\nwant:\n%s", got, want)
 			}
 			for i, r := range retries(t, evs) {
@@ -351,9 +351,9 @@ func TestThinkingRoundTrip(t *testing.T) {
 		t.Fatalf("the turn failed: %s", f[0].Data)
 	}
 	want := "session.created turn.started message " +
-		"reasoning.delta reasoning.delta reasoning.delta reasoning reasoning actions.requested action.result " +
-		"reasoning.delta reasoning message.delta message actions.requested action.approval_requested action.approval_resolved action.result " +
-		"reasoning.delta reasoning message.delta message turn.completed"
+		"reasoning.delta reasoning.delta reasoning.delta reasoning reasoning model.usage actions.requested action.result " +
+		"reasoning.delta reasoning message.delta message model.usage actions.requested action.approval_requested action.approval_resolved action.result " +
+		"reasoning.delta reasoning message.delta message model.usage turn.completed"
 	if got := kinds(evs); got != want {
 		t.Fatalf("events:\n%s\nwant:\n%s", got, want)
 	}

@@ -84,6 +84,8 @@ func setupSessions(t *testing.T, provider string, opts host.Options, script ...f
 		p, err = openai.New(model.Config{Name: "fake", APIKey: "k", BaseURL: b.fake.OpenAIURL(), MaxTokens: 100})
 	case "gemini":
 		p, err = gemini.New(model.Config{Name: "gemini-2.5-flash", APIKey: "k", BaseURL: b.fake.GeminiURL(), MaxTokens: 100})
+	case "gemini-3": // refuses a request that drops a call's thought signature
+		p, err = gemini.New(model.Config{Name: "gemini-3-flash-preview", APIKey: "k", BaseURL: b.fake.GeminiURL(), MaxTokens: 100})
 	}
 	if err != nil {
 		t.Fatal(err)
