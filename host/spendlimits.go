@@ -213,14 +213,12 @@ func readRaises(evs []api.Event, turnID string, today string) raises {
 				delete(r.refused, s)
 				continue
 			}
-			how := string(d.Status)
+			how := "nobody raised it before the request expired"
 			if d.Status == api.ApprovalDenied {
 				how = "raising it was denied by " + d.By
 				if d.Reason != "" {
 					how += ": " + d.Reason
 				}
-			} else {
-				how = "nobody raised it before the request expired"
 			}
 			if askedIn[d.CallID] == turnID {
 				r.refused[s] = how
