@@ -49,6 +49,14 @@ func modelCallTools(t *testing.T) *tool.Set {
 // and thinking) and modelCallTools.
 func setupModelCalls(t *testing.T, cfg model.Config, opts host.Options, script ...fakemodel.Reply) *sessionBundle {
 	t.Helper()
+	return modelBundle(t, cfg, modelCallTools(t), opts, script...)
+}
+
+// modelBundle is a started host of set on SQLite whose model, of cfg's
+// provider and name (and settings), is a fake answering script; opts'
+// other fields apply.
+func modelBundle(t *testing.T, cfg model.Config, set *tool.Set, opts host.Options, script ...fakemodel.Reply) *sessionBundle {
+	t.Helper()
 	b := &sessionBundle{state: t.TempDir(), fake: fakemodel.New(script...)}
 	t.Cleanup(b.fake.Close)
 	st, err := sqlite.Open(context.Background(), filepath.Join(b.state, "agent.db"))
@@ -72,8 +80,8 @@ func setupModelCalls(t *testing.T, cfg model.Config, opts host.Options, script .
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.StateRoot, opts.Store, opts.Model = b.state, st, p
-	if b.host, err = host.New(modelCallTools(t), &opts); err != nil {
+	opts.StateRoot, opts.Store, opts.Model, opts.ModelConfig = b.state, st, p, cfg
+	if b.host, err = host.New(set, &opts); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.host.Start(context.Background()); err != nil {

@@ -3,7 +3,6 @@ package host_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,46 +17,16 @@ import (
 	"github.com/agentsdk/agentsdk/model/openai"
 	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/store/postgres"
-	"github.com/agentsdk/agentsdk/store/sqlite"
 )
 
-// usageHost is setupSessions with a named model (priced or not) and the
-// fake's usage.
+// usageHost is a started host of sessionTools whose model is a fake
+// named name (priced or not), with a MaxTokens of 100 unless opts say.
 func usageHost(t *testing.T, provider, name string, opts host.Options, script ...fakemodel.Reply) *sessionBundle {
 	t.Helper()
-	b := &sessionBundle{state: t.TempDir(), fake: fakemodel.New(script...)}
-	t.Cleanup(b.fake.Close)
-	st, err := sqlite.Open(context.Background(), filepath.Join(b.state, "agent.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.store = st
-	cfg := model.Config{Provider: provider, Name: name, APIKey: "k"}
-	var p model.Provider
-	switch provider {
-	case "anthropic":
-		cfg.BaseURL = b.fake.AnthropicURL()
-		p, err = anthropic.New(cfg)
-	case "openai":
-		cfg.BaseURL = b.fake.OpenAIURL()
-		p, err = openai.New(cfg)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.StateRoot, opts.Store, opts.Model, opts.ModelConfig = b.state, st, p, cfg
 	if opts.MaxTokens == 0 {
 		opts.MaxTokens = 100
 	}
-	b.host, err = host.New(sessionTools(t), &opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.host.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.host.Close(); st.Close() })
-	return b
+	return modelBundle(t, model.Config{Provider: provider, Name: name}, sessionTools(t), opts, script...)
 }
 
 func weatherCall(id string) fakemodel.Reply {

@@ -178,19 +178,8 @@ func prelude(w http.ResponseWriter, r *http.Request, reply Reply) bool {
 // begin handles hangs, resets and error statuses, writing an error's body
 // with errorBody; false means the reply is done.
 func begin(w http.ResponseWriter, r *http.Request, reply Reply, errorBody func(Reply) (int, any)) bool {
-	if reply.Hang > 0 {
-		select {
-		case <-time.After(reply.Hang):
-		case <-r.Context().Done():
-			return false
-		}
-	}
-	if reply.Until != nil {
-		select {
-		case <-reply.Until:
-		case <-r.Context().Done():
-			return false
-		}
+	if !wait(r, reply) {
+		return false
 	}
 	if reply.Reset {
 		if hj, ok := w.(http.Hijacker); ok {
@@ -284,4 +273,24 @@ func modelOf(body []byte) string {
 func (s *Server) Contains(n int, sub string) bool {
 	reqs := s.Requests()
 	return n < len(reqs) && strings.Contains(string(reqs[n]), sub)
+}
+
+// wait holds the answer for Reply.Hang and Reply.Until; false means the
+// client gave up.
+func wait(r *http.Request, reply Reply) bool {
+	if reply.Hang > 0 {
+		select {
+		case <-time.After(reply.Hang):
+		case <-r.Context().Done():
+			return false
+		}
+	}
+	if reply.Until != nil {
+		select {
+		case <-reply.Until:
+		case <-r.Context().Done():
+			return false
+		}
+	}
+	return true
 }

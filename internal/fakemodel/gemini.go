@@ -108,7 +108,7 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if !geminiWait(r, reply) {
+	if !wait(r, reply) {
 		return
 	}
 	ge := reply.GeminiError
@@ -201,26 +201,6 @@ func (e *GeminiError) details() []any {
 			map[string]any{"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests", "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}}},
 		map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": fmt.Sprintf("%gs", e.RetryDelay.Seconds())},
 	}
-}
-
-// geminiWait holds the answer for Reply.Hang and Reply.Until; false means the
-// client gave up.
-func geminiWait(r *http.Request, reply Reply) bool {
-	if reply.Hang > 0 {
-		select {
-		case <-time.After(reply.Hang):
-		case <-r.Context().Done():
-			return false
-		}
-	}
-	if reply.Until != nil {
-		select {
-		case <-reply.Until:
-		case <-r.Context().Done():
-			return false
-		}
-	}
-	return true
 }
 
 // geminiCallSignature is the fake's thought signature of a call: opaque bytes
