@@ -74,6 +74,9 @@ type sqlStore struct {
 	txn *sql.Tx
 	// after collects a bound store's AfterCommit functions.
 	after *[]func()
+	// insertUsage is insertUsageTx's statement, prepared once: parsing it
+	// anew was most of what recording a model call's usage cost.
+	insertUsage *sql.Stmt
 }
 
 var _ Store = (*sqlStore)(nil)
@@ -91,6 +94,10 @@ func New(ctx context.Context, write, read *sql.DB, d Dialect) (Store, error) {
 	s := &sqlStore{db: write, write: write, read: read, dialect: d, now: time.Now, numbered: &sync.Map{}}
 	if err := s.migrate(ctx); err != nil {
 		return nil, err
+	}
+	var err error
+	if s.insertUsage, err = write.PrepareContext(ctx, s.q(insertUsageSQL)); err != nil {
+		return nil, fmt.Errorf("opening %s store: %w", d.Name, err)
 	}
 	if d.River != nil {
 		j, err := newRiverJobs(ctx, s, d.River(write))
@@ -192,7 +199,7 @@ func (s *sqlStore) Close() error {
 	if s.jobs != nil {
 		err = s.jobs.close()
 	}
-	err = errors.Join(err, s.db.Close())
+	err = errors.Join(err, s.insertUsage.Close(), s.db.Close())
 	if r, ok := s.read.(*sql.DB); ok && r != s.db {
 		err = errors.Join(err, r.Close())
 	}

@@ -19,9 +19,7 @@ import (
 func (s *sqlStore) insertUsageTx(ctx context.Context, tx *sql.Tx, e api.Event) error {
 	var u api.ModelUsage
 	_ = json.Unmarshal(e.Data, &u)
-	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO model_calls (session_id, seq, turn_id, principal, channel, provider, model, created_at,
-		input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_micros)
-		SELECT ?, ?, ?, principal, channel, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM sessions WHERE id = ?`),
+	_, err := tx.StmtContext(ctx, s.insertUsage).ExecContext(ctx,
 		e.SessionID, e.Seq, e.TurnID, u.Provider, u.Model, micros(e.Time),
 		u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, nullInt(u.CostMicroUsd), e.SessionID)
 	if err != nil {
@@ -29,6 +27,11 @@ func (s *sqlStore) insertUsageTx(ctx context.Context, tx *sql.Tx, e api.Event) e
 	}
 	return nil
 }
+
+// insertUsageSQL writes a model call's row (insertUsageTx).
+const insertUsageSQL = `INSERT INTO model_calls (session_id, seq, turn_id, principal, channel, provider, model, created_at,
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_micros)
+	SELECT ?, ?, ?, principal, channel, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM sessions WHERE id = ?`
 
 func nullInt(p *int64) sql.NullInt64 {
 	if p == nil {

@@ -28,6 +28,7 @@ func BenchmarkUsageAccounting(b *testing.B) {
 	}{
 		{"answer", []api.Event{answer}},
 		{"answer+usage", []api.Event{answer, usage}},
+		{"answer+answer", []api.Event{answer, answer}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			s, err := Open(ctx, filepath.Join(b.TempDir(), "agent.db"))

@@ -21,7 +21,6 @@ CREATE TABLE model_calls (
 );
 CREATE INDEX model_calls_by_time ON model_calls (created_at);
 CREATE INDEX model_calls_by_principal ON model_calls (principal, created_at);
-CREATE INDEX model_calls_by_turn ON model_calls (session_id, turn_id);
 CREATE TABLE usage_reservations (
 	id TEXT PRIMARY KEY,
 	session_id TEXT NOT NULL,
