@@ -54,6 +54,7 @@ const (
 	CodeInvalidMode   Code = "invalid_mode"
 	CodeLeaseLost     Code = "lease_lost"
 	CodeInvalidReport Code = "invalid_report"
+	CodeOverBudget    Code = "budget_exceeded"
 
 	CodeScheduleNotFound Code = "schedule_not_found"
 	CodeScheduleBusy     Code = "schedule_busy"
@@ -107,6 +108,7 @@ var codes = map[Code]codeInfo{
 	CodeInvalidMode:   {http.StatusBadRequest, "a session mode that is not local or cloud"},
 	CodeLeaseLost:     {http.StatusConflict, "the runner no longer holds the turn (it ended, or its lease ran out)"},
 	CodeInvalidReport: {http.StatusBadRequest, "a runner's report with an event it may not write, or one that does not decode"},
+	CodeOverBudget:    {http.StatusTooManyRequests, "a cloud turn's next model call would pass a usage limit of agent.yaml's limits: (the runner ends the turn failed, budget_exceeded)"},
 
 	CodeScheduleNotFound: {http.StatusNotFound, "the agent has no schedule of that name"},
 	CodeScheduleBusy:     {http.StatusConflict, "the schedule's previous run is still going and its overlap policy is skip"},
@@ -197,6 +199,7 @@ var (
 	ErrApprovalExpired  = &Error{Code: CodeApprovalExpired, Message: "the approval expired"}
 	ErrArtifactNotFound = &Error{Code: CodeArtifactNotFound, Message: "artifact not found"}
 	ErrBadCursor        = &Error{Code: CodeBadCursor, Message: "invalid cursor"}
+	ErrOverBudget       = &Error{Code: CodeOverBudget, Message: "a usage limit was reached"}
 
 	ErrIdempotencyKeyReused  = &Error{Code: CodeIdempotencyKeyReused, Message: "this Idempotency-Key was used with a different request"}
 	ErrIdempotencyInProgress = &Error{Code: CodeIdempotencyInProgress, Message: "the first request with this Idempotency-Key is still running"}

@@ -97,3 +97,25 @@ const (
 	RunnerEndFailed    = "failed"
 	RunnerEndParked    = "parked"
 )
+
+// RunnerAdmit asks the host, before a cloud turn's model call, whether
+// the usage limits (agent.yaml's limits:) let it be made: the host
+// reserves what the call may consume, as it does before a local turn's,
+// until the runner reports the call's model.usage.
+type RunnerAdmit struct {
+	// Token is the claim's fence token.
+	Token int64 `json:"token"`
+	// InputBytes is the size of what the call sends (its system prompt,
+	// messages and tools), and MaxTokens its output allowance: the host
+	// estimates the call from them.
+	InputBytes int64 `json:"inputBytes"`
+	MaxTokens  int   `json:"maxTokens"`
+}
+
+// RunnerAdmitted answers a [RunnerAdmit]: the call may be made; or, with
+// Parked, the turn waits for a person to raise a limit (onExceed:
+// approve) and the runner ends its claim parked.
+type RunnerAdmitted struct {
+	OK     bool `json:"ok"`
+	Parked bool `json:"parked"`
+}

@@ -33,3 +33,12 @@ func (c *Client) RunnerReport(ctx context.Context, sessionID, turnID string, rep
 	var ok api.OKResponse
 	return c.call(ctx, "runnerReport", []string{sessionID, turnID}, nil, rep, &ok)
 }
+
+// RunnerAdmit asks whether a claimed cloud turn's next model call is
+// within the usage limits: an [api.Error] with code budget_exceeded says
+// it is not; Parked, that the turn waits for a person to raise a limit.
+func (c *Client) RunnerAdmit(ctx context.Context, sessionID, turnID string, req api.RunnerAdmit) (api.RunnerAdmitted, error) {
+	var ans api.RunnerAdmitted
+	err := c.call(ctx, "runnerAdmit", []string{sessionID, turnID}, nil, req, &ans)
+	return ans, err
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 
@@ -255,10 +256,12 @@ var runnerKinds = map[api.Kind]func(api.Event) error{
 const maxReportedTokens = 1 << 40
 
 // failureCodes are the codes a runner may end a turn with: a model call's
-// failures and the step limit; another is recorded as provider_error.
+// failures, the step limit and a usage limit (Admit's budget_exceeded);
+// another is recorded as provider_error.
 var failureCodes = map[api.FailureCode]bool{
 	api.FailureRateLimited: true, api.FailureOverloaded: true, api.FailureContextLength: true, api.FailureAuthFailed: true,
 	api.FailureInvalidRequest: true, api.FailureTimeout: true, api.FailureProviderError: true, api.FailureStepLimit: true,
+	api.FailureBudgetExceeded: true,
 }
 
 // Report takes a runner's report on a turn it claimed: its new events
@@ -319,8 +322,20 @@ func (r Runners) Report(ctx context.Context, sessionID, turnID string, rep api.R
 		if _, err := h.log.AppendTurn(ctx, f, evs...); err != nil {
 			return lost(err)
 		}
+		if slices.ContainsFunc(evs, func(e api.Event) bool { return e.Kind == api.KindModelUsage }) {
+			// The call is counted now: what Admit held back for it goes.
+			if err := h.log.ReleaseUsage(ctx, cloudReservation(turnID)); err != nil {
+				h.logger.Error("releasing a cloud turn's usage reservation", "session", sessionID, "turn", turnID, "err", err)
+			}
+		}
 	}
 	lease := store.Lease{Holder: "runner", TTL: h.opts.LeaseTTL}
+	if rep.End != "" && h.opts.Limits.set() {
+		// A call that failed reported no usage: its reservation goes too.
+		if err := h.log.ReleaseUsage(ctx, cloudReservation(turnID)); err != nil {
+			h.logger.Error("releasing a cloud turn's usage reservation", "session", sessionID, "turn", turnID, "err", err)
+		}
+	}
 	switch rep.End {
 	case "":
 		if err := h.log.RenewLease(ctx, f, lease); err != nil {

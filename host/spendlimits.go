@@ -229,46 +229,30 @@ func readRaises(evs []api.Event, turnID string, today string) raises {
 }
 
 // estimate is what a model call may consume at most: its input, estimated
-// at four bytes a token, and its whole output allowance.
-func (h *Host) estimate(req *model.Request) store.Spend {
-	n := len(req.System)
-	for _, t := range req.Tools {
-		n += len(t.Name) + len(t.Description) + len(t.InputSchema)
-	}
-	for _, m := range req.Messages {
-		n += len(m.Text) + 8
-		for _, c := range m.ToolCalls {
-			n += len(c.Name) + len(c.Input) + 8
-		}
-		for _, r := range m.ToolResults {
-			n += len(r.Content) + 8
-		}
-		for _, b := range m.Reasoning {
-			n += len(b.Text) + len(b.Signature) + len(b.Redacted)
-		}
-	}
-	in, out := int64(n/4+1), int64(model.MaxTokensFor(req, model.Config{MaxTokens: h.opts.MaxTokens}))
+// at four bytes a token from what it sends, and its whole output
+// allowance, at the price of the model named.
+func (h *Host) estimate(inputBytes int64, maxTokens int, modelName string) store.Spend {
+	in, out := inputBytes/4+1, int64(maxTokens)
 	s := store.Spend{Tokens: in + out}
-	if p, ok := h.prices.Lookup(h.opts.ModelConfig.Name); ok {
+	if p, ok := h.prices.Lookup(modelName); ok {
 		s.Micros = int64(p.Cost(model.Usage{InputTokens: in, OutputTokens: out}))
 	}
 	return s
 }
 
-// admit reserves what a local turn's next model call may consume, or
-// refuses it at a limit: the turn fails, or parks for a person to raise
-// the limit.
-func (h *Host) admit(ctx context.Context, sess api.Session, turnID string, raised raises, req *model.Request) (func(), error) {
+// admit reserves, under id, what a turn's next model call may consume
+// (next), or refuses it at a limit: the turn fails (an *overLimit), or
+// parks for a person to raise the limit (turnloop.ErrParked). done
+// releases the reservation.
+func (h *Host) admit(ctx context.Context, sess api.Session, turnID string, raised raises, next store.Spend, id string) (done func(), err error) {
 	ls := h.opts.Limits
 	if !ls.set() {
 		return func() {}, nil
 	}
-	next := h.estimate(req)
-	id := "res_" + tool.NewCallID("model")
 	now := time.Now().UTC()
 	day := now.Truncate(24 * time.Hour)
 	var over *overLimit
-	err := h.log.ReserveUsage(ctx, store.ReserveUsageParams{
+	err = h.log.ReserveUsage(ctx, store.ReserveUsageParams{
 		ID: id, SessionID: sess.ID, TurnID: turnID, Principal: sess.Principal, Since: day, Amount: next,
 		Expires: now.Add(h.opts.ModelTimeout + time.Minute),
 		Admit: func(spent store.Spent) error {
@@ -330,3 +314,50 @@ func isOverLimit(err error) bool {
 	_, ok := errors.AsType[*overLimit](err)
 	return ok
 }
+
+// Admit answers a runner asking, before a cloud turn's model call, whether
+// the usage limits let it be made: the host reserves what the call may
+// consume (one reservation per turn, replaced by the next call's and
+// released when the runner reports the call's model.usage), or answers
+// budget_exceeded, or parks the turn for a person to raise the limit
+// (Parked: the runner ends its claim parked). lease_lost when the runner
+// no longer holds the turn.
+func (r Runners) Admit(ctx context.Context, sessionID, turnID string, a api.RunnerAdmit) (api.RunnerAdmitted, error) {
+	h := r.h
+	if !r.Holds(ctx, sessionID, turnID, a.Token) {
+		return api.RunnerAdmitted{}, api.Errorf(api.CodeLeaseLost, "turn %s of session %s: %s", turnID, sessionID, api.CodeLeaseLost.Description())
+	}
+	if !h.opts.Limits.set() {
+		return api.RunnerAdmitted{OK: true}, nil
+	}
+	sess, err := h.log.Session(ctx, sessionID)
+	if err != nil {
+		return api.RunnerAdmitted{}, storeError(err, sessionNotFound(sessionID))
+	}
+	var asked []api.Event
+	err = eachEvent(ctx, h.log, sessionID, func(e api.Event) {
+		if e.Kind == api.KindApprovalRequested || e.Kind == api.KindApprovalResolved {
+			asked = append(asked, e)
+		}
+	})
+	if err != nil {
+		return api.RunnerAdmitted{}, storeError(err, nil)
+	}
+	raised := readRaises(asked, turnID, time.Now().UTC().Format(time.DateOnly))
+	maxTokens := min(max(a.MaxTokens, 1), 1<<20)
+	next := h.estimate(min(max(a.InputBytes, 0), 1<<40), maxTokens, h.opts.Cloud.Model.Name)
+	_, err = h.admit(ctx, sess, turnID, raised, next, cloudReservation(turnID))
+	switch {
+	case errors.Is(err, turnloop.ErrParked):
+		return api.RunnerAdmitted{OK: true, Parked: true}, nil
+	case isOverLimit(err):
+		return api.RunnerAdmitted{}, api.Errorf(api.CodeOverBudget, "%v", err)
+	case err != nil:
+		return api.RunnerAdmitted{}, err
+	}
+	return api.RunnerAdmitted{OK: true}, nil
+}
+
+// cloudReservation is the id of a cloud turn's reservation: one at a time,
+// as its model calls are.
+func cloudReservation(turnID string) string { return "res_cloud_" + turnID }

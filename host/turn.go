@@ -152,7 +152,11 @@ type turnEnv struct {
 }
 
 func (e turnEnv) Admit(ctx context.Context, req *model.Request) (func(), error) {
-	return e.h.admit(ctx, e.sess, e.turnID, e.raised, req)
+	if !e.h.opts.Limits.set() {
+		return func() {}, nil
+	}
+	next := e.h.estimate(turnloop.RequestBytes(req), model.MaxTokensFor(req, model.Config{MaxTokens: e.h.opts.MaxTokens}), e.h.opts.ModelConfig.Name)
+	return e.h.admit(ctx, e.sess, e.turnID, e.raised, next, "res_"+tool.NewCallID("model"))
 }
 
 func (e turnEnv) Emit(ctx context.Context, payloads ...api.Payload) error {

@@ -61,6 +61,25 @@ func (s *Server) runnerReport(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, api.OKResponse{OK: true})
 }
 
+// runnerAdmit answers POST /runner/turns/{sessionId}/{turnId}/admit: may
+// the cloud turn's next model call be made, within the usage limits.
+func (s *Server) runnerAdmit(w http.ResponseWriter, r *http.Request) {
+	body, err := s.readBody(w, r)
+	var req api.RunnerAdmit
+	if err == nil {
+		err = decodeJSON(body, &req)
+	}
+	var ans api.RunnerAdmitted
+	if err == nil {
+		ans, err = s.host.Runners().Admit(r.Context(), r.PathValue("sessionId"), r.PathValue("turnId"), req)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ans)
+}
+
 // runnerTokenPrefix starts every runner token.
 const runnerTokenPrefix = "agrt_"
 

@@ -286,6 +286,7 @@ func (s *Server) handlers() map[string]http.HandlerFunc {
 		"getArtifact":      s.getArtifact,
 		"runnerClaim":      s.runnerClaim,
 		"runnerReport":     s.runnerReport,
+		"runnerAdmit":      s.runnerAdmit,
 		"listSchedules":    s.listSchedules,
 		"runSchedule":      s.runSchedule,
 		"runEval":          s.runEval,

@@ -24,7 +24,7 @@ type Usage interface {
 	// it sums what the turn, the session and the principal since p.Since
 	// spent and hold reserved, and passes that to p.Admit; an error from
 	// Admit is returned and nothing is reserved. A reservation lasts until
-	// ReleaseUsage or p.Expires.
+	// ReleaseUsage or p.Expires, and replaces one of the same id.
 	ReserveUsage(ctx context.Context, p ReserveUsageParams) error
 	// ReleaseUsage removes a reservation (once its call's usage is
 	// recorded, or the call failed); an unknown id is no error.

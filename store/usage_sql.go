@@ -158,7 +158,7 @@ func (s *sqlStore) ReserveUsage(ctx context.Context, p ReserveUsageParams) error
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM usage_reservations WHERE principal = ? AND expires_at <= ?`), p.Principal, micros(now)); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM usage_reservations WHERE id = ? OR (principal = ? AND expires_at <= ?)`), p.ID, p.Principal, micros(now)); err != nil {
 			return err
 		}
 		var spent Spent

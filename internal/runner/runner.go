@@ -154,6 +154,8 @@ func (r *Runner) RunTurn(ctx context.Context, claim *api.RunnerClaim) {
 			rep.Code = api.FailureCode(me.Reason)
 		} else if errors.Is(err, turnloop.ErrStepLimit) {
 			rep.Code = api.FailureStepLimit
+		} else if errors.Is(err, api.ErrOverBudget) {
+			rep.Code = api.FailureBudgetExceeded
 		}
 	default:
 		rep.End = api.RunnerEndCompleted
@@ -265,9 +267,26 @@ func (t *turn) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: t.claim.MCPURL, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
 }
 
-// Admit lets every model call of a cloud turn through: the host checks
-// budgets on what the runner reports.
-func (t *turn) Admit(context.Context, *model.Request) (func(), error) { return func() {}, nil }
+// Admit asks the host whether the next model call is within the usage
+// limits: budget_exceeded ends the turn (the host's error, classified as
+// such in the report); Parked, the turn waits for a person to raise a
+// limit, and the claim ends parked. A host without the route (older) lets
+// every call through.
+func (t *turn) Admit(ctx context.Context, req *model.Request) (func(), error) {
+	ans, err := t.r.c.RunnerAdmit(ctx, t.claim.SessionID, t.claim.TurnID, api.RunnerAdmit{
+		Token: t.claim.Token, InputBytes: turnloop.RequestBytes(req), MaxTokens: model.MaxTokensFor(req, model.Config{MaxTokens: t.claim.MaxTokens}),
+	})
+	if apiErr, ok := errors.AsType[*api.Error](err); ok && apiErr.Status() == http.StatusNotFound && apiErr.Code != api.CodeSessionNotFound {
+		return func() {}, nil
+	}
+	switch {
+	case err != nil:
+		return nil, err
+	case ans.Parked:
+		return nil, turnloop.ErrParked
+	}
+	return func() {}, nil
+}
 
 // Emit reports payloads to the host, in order. Text deltas come batched
 // from the loop (turnloop.DeltaBatch), as on the host.

@@ -339,3 +339,26 @@ func runActions(ctx context.Context, cfg Config, env Env, calls []model.ToolCall
 	}
 	return results, appendErr
 }
+
+// RequestBytes is the size of what a model call sends — its system
+// prompt, tools and messages — from which a budget estimates its input
+// (a token per four bytes).
+func RequestBytes(req *model.Request) int64 {
+	n := len(req.System)
+	for _, t := range req.Tools {
+		n += len(t.Name) + len(t.Description) + len(t.InputSchema)
+	}
+	for _, m := range req.Messages {
+		n += len(m.Text) + 8
+		for _, c := range m.ToolCalls {
+			n += len(c.Name) + len(c.Input) + 8
+		}
+		for _, r := range m.ToolResults {
+			n += len(r.Content) + 8
+		}
+		for _, b := range m.Reasoning {
+			n += len(b.Text) + len(b.Signature) + len(b.Redacted)
+		}
+	}
+	return int64(n)
+}

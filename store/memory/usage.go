@@ -91,6 +91,7 @@ func (m *memStore) ReserveUsage(ctx context.Context, p store.ReserveUsageParams)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock()
+	delete(m.reservations, p.ID) // a reservation replaces one of the same id
 	var spent store.Spent
 	add := func(c store.UsageRow) {
 		s := store.Spend{Tokens: c.Usage.InputTokens + c.Usage.OutputTokens + c.Usage.CacheReadTokens + c.Usage.CacheWriteTokens}
