@@ -2,6 +2,8 @@ package evals
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/store"
@@ -13,8 +15,13 @@ import (
 // batch's is the sum of its cases', its cost null when one of theirs is
 // (a model without a price), never a made-up figure.
 
+// usageQueryIDs bounds the sessions of one query of their usage (a
+// batch's cases at most), well under the placeholders a statement may
+// have.
+const usageQueryIDs = maxEvalCases
+
 // withUsage fills in the usage of each case of bs that has a session, and
-// each batch's total, in one query of the host for them all.
+// each batch's total, in a query of the host per usageQueryIDs sessions.
 func (s *Service) withUsage(ctx context.Context, bs []api.EvalBatch) error {
 	var ids []string
 	for _, b := range bs {
@@ -24,9 +31,13 @@ func (s *Service) withUsage(ctx context.Context, bs []api.EvalBatch) error {
 			}
 		}
 	}
-	by, err := s.h.Sessions().Usage(ctx, ids)
-	if err != nil {
-		return err
+	by := make(map[string]api.Usage, len(ids))
+	for chunk := range slices.Chunk(ids, usageQueryIDs) {
+		part, err := s.h.Sessions().Usage(ctx, chunk)
+		if err != nil {
+			return err
+		}
+		maps.Copy(by, part)
 	}
 	for i := range bs {
 		b := &bs[i]
