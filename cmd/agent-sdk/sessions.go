@@ -45,8 +45,8 @@ func newSessions() *cobra.Command {
 		Short: "List a running host's sessions, newest first",
 		Long: `sessions lists the sessions of the host at --url, newest first, one a line: its id,
 channel, events, when it was created, the tokens its model calls consumed (input,
-output and cached, in and out) and their cost (— when the model has no price),
-and the turn it is running, if any. --json prints {"sessions": […]} as the API
+output, and cache reads and writes) and their cost (— when the model has no
+price), and the turn it is running, if any. --json prints {"sessions": […]} as the API
 answers it, each with its usage.`,
 		Example: "  agent-sdk sessions --url http://127.0.0.1:3000/quickstart",
 		Args:    cobra.NoArgs,

@@ -73,7 +73,7 @@ func (v *view) foldReasoning() {
 }
 
 // retry shows a model call that failed and is tried again: ↻ model call
-// retried (1) in 2.0s: overloaded, HTTP 529: Overloaded.
+// retry 1 in 2.0s (overloaded, HTTP 529: Overloaded).
 func (v *view) retry(p *api.ModelRetry) {
 	why := clean(string(p.Code))
 	if p.Status != 0 {
