@@ -73,6 +73,10 @@ type EvalCaseResult struct {
 	Error     string            `json:"error,omitempty"`
 	Started   *time.Time        `json:"startedAt,omitempty"`
 	Ended     *time.Time        `json:"endedAt,omitempty"`
+	// Usage is what the model calls of the case's session consumed
+	// (absent while the case has no session), as the host sums it when
+	// the batch is read.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // EvalBatch is a run of an eval's cases.
@@ -94,6 +98,9 @@ type EvalBatch struct {
 	Principal string `json:"principal,omitempty"`
 	// Cases are the case results (in a listing: omitted).
 	Cases []EvalCaseResult `json:"cases,omitempty"`
+	// Usage is the sum of its cases' usage (in a listing too); its cost
+	// is null when a case's is.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // EvalRunRequest is POST /v1/evals: an eval's cases to run as a batch.

@@ -179,8 +179,8 @@ func (s *Service) Run(ctx context.Context, req api.EvalRunRequest, principal str
 	return b, nil
 }
 
-// List lists batches, newest first, without their cases, and the cursor
-// of the next page.
+// List lists batches, newest first, without their cases but with their
+// usage, and the cursor of the next page.
 func (s *Service) List(ctx context.Context, p store.Page) ([]api.EvalBatch, string, error) {
 	if err := s.ready(); err != nil {
 		return nil, "", err
@@ -189,11 +189,14 @@ func (s *Service) List(ctx context.Context, p store.Page) ([]api.EvalBatch, stri
 	if err != nil {
 		return nil, "", host.StoreError(err, nil)
 	}
+	if err := s.withListUsage(ctx, list); err != nil {
+		return nil, "", host.StoreError(err, nil)
+	}
 	return list, next, nil
 }
 
-// Get returns a batch with its cases' results (eval_not_found if no
-// batch has that id).
+// Get returns a batch with its cases' results and usage (eval_not_found
+// if no batch has that id).
 func (s *Service) Get(ctx context.Context, id string) (api.EvalBatch, error) {
 	if err := s.ready(); err != nil {
 		return api.EvalBatch{}, err
@@ -202,5 +205,9 @@ func (s *Service) Get(ctx context.Context, id string) (api.EvalBatch, error) {
 	if err != nil {
 		return api.EvalBatch{}, host.StoreError(err, api.Errorf(api.CodeEvalNotFound, "%s: %q", api.CodeEvalNotFound.Description(), id))
 	}
-	return b, nil
+	bs := []api.EvalBatch{b}
+	if err := s.withUsage(ctx, bs); err != nil {
+		return api.EvalBatch{}, err
+	}
+	return bs[0], nil
 }

@@ -79,10 +79,14 @@ as a batch on the host at --url, waits until every case has run, and prints a ta
   SCORE     the share of its checks that passed, 0 to 1 (1 with no checks)
   CHECKS    checks passed / checks
   SESSION   its session (agent-sdk events SESSION shows what happened)
+  TOKENS    the tokens its session's model calls consumed (input, output, cached)
+  COST      what they cost, in dollars (— when the model has no price: pricing:
+            in agent.yaml)
   FAILED    each failed check and why, or why the case failed
 
-then the batch's score, the mean of its cases' scores. --json prints the batch as
-the API answers it instead.
+then the batch's score, the mean of its cases' scores, and its tokens and cost, the
+sum of its cases'. --json prints the batch as the API answers it instead (each
+case's usage and the batch's, costs in micro-dollars and dollars).
 
 The file is a list of cases, or a mapping with the batch's name (default: the
 file's name), its cases, and optionally its concurrency:
@@ -293,7 +297,8 @@ func newEvalList() *cobra.Command {
 		Short: "List a running host's eval batches, newest first",
 		Long: `eval list lists the eval batches of the host at --url, newest first, one a line:
 ID, NAME, STATUS (queued, running, completed), SCORE (the mean of its cases' scores,
-once completed), PASSED (cases whose every check passed / cases) and CREATED.
+once completed), PASSED (cases whose every check passed / cases), CREATED and COST
+(what its cases' model calls cost; — when the model has no price).
 --json prints {"batches": […]} as the API answers it (without the cases).
 
 Exit status: 0 listed; 2 refused (a bad flag or token); 3 the host could not be
@@ -327,14 +332,18 @@ reached or failed, or its store runs no durable jobs (503 no_jobs).`,
 				fmt.Println("no eval batches (run one with agent-sdk eval run FILE)")
 				return nil
 			}
-			rows := [][]string{{"ID", "NAME", "STATUS", "SCORE", "PASSED", "CREATED"}}
+			rows := [][]string{{"ID", "NAME", "STATUS", "SCORE", "PASSED", "CREATED", "COST"}}
 			for _, b := range all {
 				score := "-"
 				if b.Status == api.EvalCompleted {
 					score = strconv.FormatFloat(b.Score, 'f', 2, 64)
 				}
+				cost := "-"
+				if b.Usage != nil {
+					cost = costText(b.Usage.CostMicroUsd)
+				}
 				rows = append(rows, []string{clean(b.ID), orDash(fit(clean(b.Name), 40)), string(b.Status), score,
-					fmt.Sprintf("%d/%d", b.Passed, b.Total), b.Created.UTC().Format(time.RFC3339)})
+					fmt.Sprintf("%d/%d", b.Passed, b.Total), b.Created.UTC().Format(time.RFC3339), cost})
 			}
 			printTable(os.Stdout, rows)
 			return nil
@@ -355,9 +364,9 @@ func newEvalShow() *cobra.Command {
 		Use:   "show ID",
 		Short: "Show an eval batch: each case's status, score and failed checks",
 		Long: `eval show prints the eval batch ID of the host at --url as eval run does: a line per
-case (CASE, STATUS, SCORE, CHECKS, SESSION, FAILED; see agent-sdk eval run --help)
-and the batch's score, or, while it runs, how many cases are done. --json prints the
-batch as the API answers it, with every check's result.
+case (CASE, STATUS, SCORE, CHECKS, SESSION, TOKENS, COST, FAILED; see agent-sdk eval
+run --help) and the batch's score and cost, or, while it runs, how many cases are
+done. --json prints the batch as the API answers it, with every check's result.
 
 Exit status: 0 shown; 2 refused (no batch has that id: 404 eval_not_found; a bad
 flag or token); 3 the host could not be reached or failed, or its store runs no
@@ -388,7 +397,7 @@ durable jobs (503 no_jobs).`,
 
 // printEvalBatch writes a batch's cases as a table, and its score.
 func printEvalBatch(w io.Writer, b api.EvalBatch) {
-	rows := [][]string{{"CASE", "STATUS", "SCORE", "CHECKS", "SESSION", "FAILED"}}
+	rows := [][]string{{"CASE", "STATUS", "SCORE", "CHECKS", "SESSION", "TOKENS", "COST", "FAILED"}}
 	done, failed := 0, 0
 	for _, c := range b.Cases {
 		score, checks, why := "-", "-", "-"
@@ -413,19 +422,27 @@ func printEvalBatch(w io.Writer, b api.EvalBatch) {
 			failed++
 			score, why = strconv.FormatFloat(c.Score, 'f', 2, 64), "error: "+c.Error
 		}
+		tokens, cost := "-", "-"
+		if u := c.Usage; u != nil {
+			tokens, cost = count(allTokens(*u)), costText(u.CostMicroUsd)
+		}
 		rows = append(rows, []string{orDash(fit(clean(c.Case.Name), 40)), string(c.Status), score, checks, orDash(clean(c.SessionID)),
-			fit(strings.Join(strings.Fields(clean(why)), " "), failedColumn)})
+			tokens, cost, fit(strings.Join(strings.Fields(clean(why)), " "), failedColumn)})
 	}
 	printTable(w, rows)
+	spent := ""
+	if u := b.Usage; u != nil {
+		spent = "; " + count(allTokens(*u)) + " tokens, cost " + costText(u.CostMicroUsd)
+	}
 	if b.Status != api.EvalCompleted {
-		fmt.Fprintf(w, "\nbatch %s (%s): %s, %d of %d cases done\n", b.ID, clean(b.Name), b.Status, done, b.Total)
+		fmt.Fprintf(w, "\nbatch %s (%s): %s, %d of %d cases done%s\n", b.ID, clean(b.Name), b.Status, done, b.Total, spent)
 		return
 	}
 	fmt.Fprintf(w, "\nbatch %s (%s): score %.2f, %d of %d cases passed", b.ID, clean(b.Name), b.Score, b.Passed, b.Total)
 	if failed > 0 {
 		fmt.Fprintf(w, ", %d failed to run", failed)
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintln(w, spent)
 }
 
 // describeFailure says which check failed and why.

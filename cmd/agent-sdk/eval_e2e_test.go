@@ -37,7 +37,8 @@ func evalsAgent(t *testing.T) (dir, bin string) {
 			evalBuild.err = err
 			return
 		}
-		if err := addFixtures(dir, "evals", "model:\n  provider: anthropic\n  name: fake-model\n"); err != nil {
+		// Priced at $3 and $15 per million input and output tokens.
+		if err := addFixtures(dir, "evals", "model:\n  provider: anthropic\n  name: fake-model\npricing:\n  fake-model: {input: 3, output: 15}\n"); err != nil {
 			evalBuild.err = err
 			return
 		}
@@ -79,11 +80,15 @@ func (m *evalFakes) env() []string {
 	return []string{"ANTHROPIC_BASE_URL=" + m.URL, "ANTHROPIC_API_KEY=test-key"}
 }
 
+// weatherScript answers the cases of testdata/evals/weather.yaml. Paris's
+// two model calls cost 3000+1500 and 3600+750 micro-dollars (2,350
+// tokens), Lima's one 2400+300 (820 tokens).
 func (m *evalFakes) weatherScript() {
 	m.Route("[paris]",
-		fakemodel.Reply{Text: []string{"Let me look."}, Calls: []fakemodel.Call{{ID: "c1", Name: "lookup", Input: `{"city":"Paris","units":"metric"}`}}},
-		fakemodel.Reply{Text: []string{"It is sunny ", "in Paris."}})
-	m.Route("[lima]", fakemodel.Reply{Text: []string{"I do not know."}})
+		fakemodel.Reply{Text: []string{"Let me look."}, Calls: []fakemodel.Call{{ID: "c1", Name: "lookup", Input: `{"city":"Paris","units":"metric"}`}},
+			Usage: &fakemodel.Usage{Input: 1000, Output: 100}},
+		fakemodel.Reply{Text: []string{"It is sunny ", "in Paris."}, Usage: &fakemodel.Usage{Input: 1200, Output: 50}})
+	m.Route("[lima]", fakemodel.Reply{Text: []string{"I do not know."}, Usage: &fakemodel.Usage{Input: 800, Output: 20}})
 }
 
 // evalHostProc serves the evals agent on the store db.
@@ -127,11 +132,11 @@ func TestEvalRunCLI(t *testing.T) {
 		t.Fatalf("stderr: %s", r.stderr)
 	}
 	table := sessionCell.ReplaceAllString(r.stdout, "sess_0123456789abcdef")
-	want := `CASE   STATUS     SCORE  CHECKS  SESSION                FAILED
-paris  completed  1.00   7/7     sess_0123456789abcdef  -
-lima   completed  0.33   1/3     sess_0123456789abcdef  called lookup: not called; contains "sunny": the final answer does not contain it: "I do not know."
+	want := `CASE   STATUS     SCORE  CHECKS  SESSION                TOKENS  COST      FAILED
+paris  completed  1.00   7/7     sess_0123456789abcdef  2,350   $0.00885  -
+lima   completed  0.33   1/3     sess_0123456789abcdef  820     $0.0027   called lookup: not called; contains "sunny": the final answer does not contain it: "I do not know."
 
-batch ` + id[1] + ` (weather): score 0.67, 1 of 2 cases passed
+batch ` + id[1] + ` (weather): score 0.67, 1 of 2 cases passed; 3,170 tokens, cost $0.01155
 `
 	if table != want {
 		t.Errorf("eval run's table:\n%s\nwant:\n%s", table, want)
@@ -149,13 +154,14 @@ batch ` + id[1] + ` (weather): score 0.67, 1 of 2 cases passed
 	}
 	if b.Status != api.EvalCompleted || b.Passed != 1 || len(b.Cases) != 2 || len(b.Cases[0].Checks) != 7 ||
 		b.Cases[0].Checks[6].Detail != "scorer judge: pass (score 1): looked up paris" ||
+		b.Usage == nil || b.Usage.CostMicroUsd == nil || *b.Usage.CostMicroUsd != 11550 || b.Cases[1].Usage == nil || b.Cases[1].Usage.InputTokens != 800 ||
 		!strings.Contains(r.stderr, "agent-sdk: eval batch "+b.ID+" did not pass: the score 0.67 is below --min-score 1") {
 		t.Errorf("eval run --json: %+v\n%s", b, r.stderr)
 	}
 
 	// A list of cases, named after its file; the default model answers.
 	r = evalCLI(t, h, "run", evalFixture("smoke.yaml"))
-	if r.code != 0 || !strings.Contains(r.stdout, "(smoke): score 1.00, 2 of 2 cases passed") {
+	if r.code != 0 || !strings.Contains(r.stdout, "(smoke): score 1.00, 2 of 2 cases passed; ") {
 		t.Errorf("eval run smoke.yaml: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
@@ -167,8 +173,8 @@ batch ` + id[1] + ` (weather): score 0.67, 1 of 2 cases passed
 	m.Route("[down]", failure, failure, failure, failure, failure)
 	r = evalCLI(t, h, "run", down, "--min-score", "0")
 	if r.code != 1 || !strings.Contains(r.stderr, "did not pass: 1 of 1 cases failed to run") ||
-		!regexp.MustCompile(`down\s+failed\s+0\.00\s+-\s+sess_\w+\s+error: the turn failed: `).MatchString(r.stdout) ||
-		!strings.Contains(r.stdout, "score 0.00, 0 of 1 cases passed, 1 failed to run") {
+		!regexp.MustCompile(`down\s+failed\s+0\.00\s+-\s+sess_\w+\s+0\s+\$0\.00\s+error: the turn failed: `).MatchString(r.stdout) ||
+		!strings.Contains(r.stdout, "score 0.00, 0 of 1 cases passed, 1 failed to run; 0 tokens, cost $0.00") {
 		t.Errorf("eval run of a case that fails: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
@@ -176,7 +182,7 @@ batch ` + id[1] + ` (weather): score 0.67, 1 of 2 cases passed
 	r = evalCLI(t, h, "list")
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	if r.code != 0 || len(lines) != 5 || !strings.HasPrefix(lines[0], "ID ") || !strings.Contains(lines[1], " down ") ||
-		!regexp.MustCompile(`^`+id[1]+`\s+weather\s+completed\s+0\.67\s+1/2\s+20\d\d-`).MatchString(lines[4]) {
+		!regexp.MustCompile(`^`+id[1]+`\s+weather\s+completed\s+0\.67\s+1/2\s+20\d\d-\S+\s+\$0\.01155$`).MatchString(lines[4]) {
 		t.Errorf("eval list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = evalCLI(t, h, "list", "--json", "--limit", "2")
@@ -342,7 +348,7 @@ func TestEvalSurvivesSIGKILL(t *testing.T) {
 		t.Errorf("%d sessions on the eval channel for %d cases (%d interrupted)", len(onEval), n, interrupted)
 	}
 	r := evalCLI(t, h, "show", started.ID)
-	if r.code != 0 || !regexp.MustCompile(`hang\s+failed\s+0\.00\s+-\s+sess_\w+\s+error: interrupted: its host stopped; not run again`).MatchString(r.stdout) {
+	if r.code != 0 || !regexp.MustCompile(`hang\s+failed\s+0\.00\s+-\s+sess_\w+\s+0\s+\$0\.00\s+error: interrupted: its host stopped; not run again`).MatchString(r.stdout) {
 		t.Errorf("eval show after the restart: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	stopProc(t, h)

@@ -535,14 +535,17 @@ const pgCallID = `tool => {
 // pgItems is how many items (li.ev) the playground shows for a session's
 // events: what app.js's renderers add, one for each event but a text
 // delta after the first of its message, the message that ends them, and
-// the events of a call after the first (they fill in its card).
+// the events of a call after the first (they fill in its card), the
+// reasoning deltas after the first of a block and the block that ends
+// them; model.usage is not shown.
 func pgItems(events []map[string]any) int {
 	kinds := []string{"session.created", "session.tagged", "turn.started", "workspace.moved", "message.delta", "message", "actions.requested",
 		"action.approval_requested", "action.approval_resolved", "action.progress", "action.output", "action.result", "artifact.created",
-		"turn.completed", "turn.failed", "channel.started", "reminder.set", "reminder.fired"}
+		"turn.completed", "turn.failed", "channel.started", "reminder.set", "reminder.fired", "reasoning.delta", "reasoning", "model.retry"}
 	n := 0
 	cards := map[string]bool{}
 	streaming := map[string]bool{} // turns with a message being streamed
+	thinking := map[string]bool{}  // turns with reasoning being streamed
 	card := func(id any) {
 		if s, _ := id.(string); !cards[s] {
 			cards[s] = true
@@ -554,12 +557,23 @@ func pgItems(events []map[string]any) int {
 		turn, _ := e["turnId"].(string)
 		d, _ := e["data"].(map[string]any)
 		switch kind {
+		case "reasoning.delta":
+			if !thinking[turn] {
+				thinking[turn] = true
+				n++
+			}
+		case "reasoning":
+			if !thinking[turn] {
+				n++
+			}
+			delete(thinking, turn)
 		case "message.delta":
 			if !streaming[turn] {
 				streaming[turn] = true
 				n++
 			}
 		case "message":
+			delete(thinking, turn)
 			if d["role"] == "assistant" && streaming[turn] {
 				delete(streaming, turn)
 			} else {
@@ -567,6 +581,7 @@ func pgItems(events []map[string]any) int {
 			}
 		case "actions.requested":
 			delete(streaming, turn)
+			delete(thinking, turn)
 			actions, _ := d["actions"].([]any)
 			for _, a := range actions {
 				a, _ := a.(map[string]any)
@@ -997,9 +1012,11 @@ func TestPlaygroundBrowser(t *testing.T) {
 			}
 			return v.Events
 		}
-		// Each direct call in the session is a turn of three events.
+		// Each direct call in the session is a turn of three events, and
+		// three items (the model turn has events that show none:
+		// model.usage).
 		seedStart := time.Now()
-		calls := (pgLargeEvents - len(events()) + 2) / 3
+		calls := (pgLargeEvents - pgItems(events()) + 2) / 3
 		for i := range calls {
 			if status, body := env.api(t, "POST", "/tools/tick", "", fmt.Sprintf(`{"input":{"n":%d},"sessionId":%q}`, i, id)); status != 200 {
 				t.Fatalf("call %d: %d %s", i, status, body)

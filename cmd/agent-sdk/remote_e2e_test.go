@@ -264,16 +264,16 @@ func TestEventsUntilHostStops(t *testing.T) {
 			t.Fatalf("events printed %d lines, want %d:\n%s\n%s", len(lines), n, strings.Join(lines, "\n"), stderr.String())
 		}
 	}
-	readTo(4) // session.created, and the call's turn
+	readTo(5) // the session's usage, session.created, and the call's turn
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	s.cmd.Wait()
 	for sc.Scan() {
 		lines = append(lines, sc.Text())
 	}
-	if err := cmd.Wait(); err != nil || len(lines) != 4 {
+	if err := cmd.Wait(); err != nil || len(lines) != 5 {
 		t.Errorf("the host stopped: %v, %d lines\n%s\n%s", err, len(lines), strings.Join(lines, "\n"), stderr.String())
 	}
-	for i, prefix := range []string{"● session ", "── turn ", "✓ hello ", "── turn completed"} {
+	for i, prefix := range []string{"Σ session " + id + ": no model calls", "● session ", "── turn ", "✓ hello ", "── turn completed"} {
 		if !strings.HasPrefix(lines[i], prefix) {
 			t.Errorf("line %d: %q", i+1, lines[i])
 		}

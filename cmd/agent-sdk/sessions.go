@@ -41,8 +41,13 @@ func newSessions() *cobra.Command {
 		asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:     "sessions",
-		Short:   "List a running host's sessions, newest first",
+		Use:   "sessions",
+		Short: "List a running host's sessions, newest first",
+		Long: `sessions lists the sessions of the host at --url, newest first, one a line: its id,
+channel, events, when it was created, the tokens its model calls consumed (input,
+output, and cache reads and writes) and their cost (— when the model has no
+price), and the turn it is running, if any. --json prints {"sessions": […]} as the API
+answers it, each with its usage.`,
 		Example: "  agent-sdk sessions --url http://127.0.0.1:3000/quickstart",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -73,7 +78,11 @@ func newSessions() *cobra.Command {
 				if s.RunningTurn != "" {
 					running = "  running " + s.RunningTurn
 				}
-				fmt.Printf("%s  %s  %d events  created %s%s\n", s.ID, s.Channel, s.LastSeq, s.CreatedAt.Format(time.RFC3339Nano), running)
+				usage := ""
+				if u := s.Usage; u != nil {
+					usage = "  " + count(allTokens(*u)) + " tokens  cost " + costText(u.CostMicroUsd)
+				}
+				fmt.Printf("%s  %s  %d events  created %s%s%s\n", s.ID, s.Channel, s.LastSeq, s.CreatedAt.Format(time.RFC3339Nano), usage, running)
 			}
 			return nil
 		},
@@ -149,11 +158,15 @@ func newEvents() *cobra.Command {
 		Short: "Print a session's event stream, following it as it grows",
 		Long: `events prints SESSION's events from the start (or after --after N) and keeps
 following the live stream until interrupted; --no-follow stops at the last
-stored event. By default it shows the conversation for people: the assistant's
-text as it streams, each tool call on a line that fills in with its progress and
-outcome (rewritten in place on a terminal, in colour unless NO_COLOR is set), a
-parked call with the commands that decide it. --json prints the events as they
-come, one JSON object a line.`,
+stored event. By default it shows the conversation for people: first what the
+session's model calls have consumed so far (Σ: calls, tokens, cost), then the
+assistant's text as it streams, each tool call on a line that fills in with its
+progress and outcome (rewritten in place on a terminal, in colour unless NO_COLOR
+is set), a parked call with the commands that decide it, the model's reasoning
+folded to one line (∴ thinking… (N chars)), a model call tried again (↻), and
+under each turn's end its tokens and cost (— when the model has no price) and,
+for a failed turn, its failure code. --json prints the events as they come, one
+JSON object a line.`,
 		Example: `  agent-sdk events sess_abc --url http://127.0.0.1:3000/quickstart
   agent-sdk events sess_abc --url http://127.0.0.1:3000/quickstart --json --after 10 --no-follow`,
 		Args: cobra.ExactArgs(1),
@@ -163,6 +176,13 @@ come, one JSON object a line.`,
 				return err
 			}
 			out := newEventPrinter(asJSON, f.url)
+			if !asJSON {
+				// The header is an addition: a session the host does not
+				// answer for is the stream's error to report, as it was.
+				if s, err := c.Session(cmd.Context(), args[0]); err == nil {
+					sessionHeader(out, s)
+				}
+			}
 			if !noFollow {
 				return tail(cmd.Context(), c, args[0], after, "", out)
 			}

@@ -73,6 +73,7 @@ type view struct {
 	dirty    bool                 // the live region changed (or was erased) since it was drawn
 	midLine  bool                 // the cursor follows streamed text, not at the start of a line
 	streamed string               // the assistant's text streamed since its last message
+	fold     fold                 // the model's reasoning, shown folded (viewusage.go)
 }
 
 // viewCall is a call the view shows as running.
@@ -130,6 +131,9 @@ func (v *view) event(e api.Event) {
 		v.line(seg{styleDim, "· " + clean(string(e.Kind))})
 		return
 	}
+	if e.Kind != api.KindReasoningDelta && e.Kind != api.KindReasoning {
+		v.foldReasoning()
+	}
 	if e.Kind != api.KindMessageDelta && e.Kind != api.KindMessage {
 		v.endText()
 	}
@@ -141,7 +145,7 @@ func (v *view) event(e api.Event) {
 	case *api.WorkspaceMoved:
 		v.line(seg{styleDim, "⇢ workspace moved from " + clean(p.From) + " to " + clean(p.To)})
 	case *api.TurnStarted:
-		v.streamed = ""
+		v.streamed, v.fold = "", fold{}
 		text := "── turn " + clean(e.TurnID)
 		if p.Kind == api.TurnCall {
 			text += ": call " + clean(p.Tool)
@@ -188,10 +192,12 @@ func (v *view) event(e api.Event) {
 	case *api.TurnCompleted:
 		v.turnEnded()
 		v.line(seg{styleDim, "── turn completed" + steps(p.Steps) + " ──"})
+		v.turnUsage(p.Usage, "")
 	case *api.TurnFailed:
 		v.turnEnded()
 		reason := strings.ReplaceAll(cleanText(p.Reason), "\n", "\n  ")
 		v.line(seg{styleRed + ";" + styleBold, "✗ turn failed" + steps(p.Steps) + ": "}, seg{styleRed, reason})
+		v.turnUsage(p.Usage, p.Code)
 	case *api.ChannelStarted:
 		text := "▸ channel " + clean(p.Channel) + " started"
 		if n := len(p.Context); n > 0 {
@@ -202,6 +208,14 @@ func (v *view) event(e api.Event) {
 		v.line(seg{styleDim, fmt.Sprintf("⏰ reminder %s set for %s: %s", clean(p.Key), v.clock(p.At, e.Time), fit(clean(p.Message), 80))})
 	case *api.ReminderFired:
 		v.line(seg{styleCyan, "⏰ "}, seg{"", "reminder " + clean(p.Key) + " fired"})
+	case *api.ReasoningDelta:
+		v.reasoningDelta(p)
+	case *api.Reasoning:
+		v.reasoning(p)
+	case *api.ModelRetry:
+		v.retry(p)
+	case *api.ModelUsage:
+		v.fold = fold{} // the model call is over
 	}
 }
 
@@ -493,6 +507,9 @@ func (v *view) flush() {
 			cols = v.width()
 		}
 		var rows []string
+		if v.fold.chars > 0 {
+			rows = append(rows, joinSegs(v.color, cols-1, v.fold.line()...))
+		}
 		for _, id := range v.order {
 			c := v.calls[id]
 			rows = append(rows, joinSegs(v.color, cols-1, c.status()...))

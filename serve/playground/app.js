@@ -7,7 +7,7 @@
   const CSRF = meta('csrf-token'), BASE = meta('agent-base'), API = BASE + '/v1', SIGNIN = BASE + '/playground/signin';
   const KINDS = ['session.created', 'session.tagged', 'turn.started', 'workspace.moved', 'message.delta', 'message', 'actions.requested',
     'action.approval_requested', 'action.approval_resolved', 'action.progress', 'action.output', 'action.result', 'artifact.created',
-    'turn.completed', 'turn.failed', 'channel.started', 'reminder.set', 'reminder.fired'];
+    'turn.completed', 'turn.failed', 'channel.started', 'reminder.set', 'reminder.fired', 'reasoning.delta', 'reasoning', 'model.retry'];
   const main = document.getElementById('main');
   const enc = encodeURIComponent;
 
@@ -82,6 +82,7 @@
   }
   const pretty = v => v === undefined ? '' : JSON.stringify(v, null, 2);
   const when = t => t ? new Date(t).toLocaleString() : '';
+  const seconds = ms => ms < 1000 ? ms + ' ms' : (ms / 1000).toFixed(1) + ' s';
   const clock = t => t ? new Date(t).toLocaleTimeString() : '';
   function ago(t) {
     const s = Math.max(0, (Date.now() - new Date(t)) / 1000);
@@ -89,6 +90,29 @@
   }
   const stamp = t => h('time', { datetime: t, title: when(t) }, clock(t));
   const sessionLink = id => h('a', { href: '#/sessions/' + enc(id), class: 'session-link' }, id);
+
+  // Usage and cost, as the CLI shows them: costs are integers of
+  // micro-dollars (never summed as floats), null when a model has no
+  // price — shown as —, never as $0.
+  const count = n => Number(n || 0).toLocaleString('en-US');
+  function money(m) {
+    if (m == null) return '—';
+    const n = Math.abs(m), frac = String(n % 1e6).padStart(6, '0').replace(/0+$/, '').padEnd(2, '0');
+    return (m < 0 ? '−' : '') + '$' + Math.floor(n / 1e6) + '.' + frac;
+  }
+  const allTokens = u => (u.inputTokens || 0) + (u.outputTokens || 0) + (u.cacheReadTokens || 0) + (u.cacheWriteTokens || 0);
+  function usageText(u) {
+    if (!u.modelCalls && !allTokens(u)) return 'no model calls';
+    let tokens = 'tokens ' + count(u.inputTokens) + ' in, ' + count(u.outputTokens) + ' out';
+    if (u.reasoningTokens) tokens += ' (' + count(u.reasoningTokens) + ' reasoning)';
+    if (u.cacheReadTokens) tokens += ', ' + count(u.cacheReadTokens) + ' cache read';
+    if (u.cacheWriteTokens) tokens += ', ' + count(u.cacheWriteTokens) + ' cache write';
+    return (u.modelCalls === 1 ? '1 model call' : count(u.modelCalls) + ' model calls') + ' · ' + tokens +
+      ' · cost ' + money(u.costMicroUsd) + (u.costMicroUsd == null ? ' (no price for the model)' : '');
+  }
+  // costCell and tokensCell are a usage's cells of a table ('' without one).
+  const costCell = u => h('td', { class: 'cost' + (u && u.costMicroUsd == null ? ' no-price' : ''), title: u && u.costMicroUsd == null ? 'no price for the model' : null }, u ? money(u.costMicroUsd) : '');
+  const tokensCell = u => h('td', { class: 'tokens', title: u ? usageText(u) : null }, u ? count(allTokens(u)) : '');
 
   // Views: each route renders into main; onLeave undoes timers and streams.
   let leaving = [];
@@ -132,11 +156,11 @@
     const more = h('button', { type: 'button', id: 'sessions-more', hidden: true }, 'More');
     const status = h('p', { class: 'error', id: 'sessions-error' });
     const root = view('Sessions', 'sessions-view', form, status,
-      h('table', { class: 'list' }, h('thead', {}, h('tr', {}, ['Session', 'Channel', 'Principal', 'State', 'Last activity'].map(t => h('th', {}, t)))), rows), more);
+      h('table', { class: 'list' }, h('thead', {}, h('tr', {}, ['Session', 'Channel', 'Principal', 'State', 'Tokens', 'Cost', 'Last activity'].map(t => h('th', {}, t)))), rows), more);
     let next = '', shown = 0;
     const row = s => h('tr', { class: 'session', 'data-id': s.id }, h('td', {}, sessionLink(s.id)), h('td', {}, s.channel), h('td', {}, s.principal),
       h('td', { class: 'state ' + (s.runningTurn ? 'running' : 'idle') }, s.runningTurn ? 'running ' + s.runningTurn : 'idle'),
-      h('td', { title: when(s.updatedAt) }, ago(s.updatedAt)));
+      tokensCell(s.usage), costCell(s.usage), h('td', { title: when(s.updatedAt) }, ago(s.updatedAt)));
     async function load(append) {
       const limit = append ? 50 : Math.min(1000, Math.max(50, shown));
       const res = await api('GET', '/sessions?limit=' + limit + (append && next ? '&cursor=' + enc(next) : ''));
@@ -185,14 +209,15 @@
     const state = h('span', { id: 'session-state', class: 'state' }, '…');
     const live = h('span', { id: 'stream-status', class: 'stream' }, 'connecting');
     const info = h('span', { id: 'session-info', class: 'mute' });
+    const spent = h('span', { id: 'session-usage', class: 'usage' });
     const traj = h('ol', { id: 'trajectory' });
     const msg = h('textarea', { id: 'send-message', rows: 3, placeholder: 'Message' });
     const err = h('p', { id: 'send-error', class: 'error' });
     const cancel = h('button', { type: 'button', id: 'cancel-turn', hidden: true }, 'Cancel turn');
     const form = h('form', { id: 'send-form', class: 'card' }, msg, h('div', { class: 'row' }, h('button', { type: 'submit', id: 'send-submit' }, 'Send'), cancel), err);
-    const root = view('Session', 'session-view', h('div', { class: 'row' }, h('code', { id: 'session-id' }, id), state, live, info), traj, form);
+    const root = view('Session', 'session-view', h('div', { class: 'row' }, h('code', { id: 'session-id' }, id), state, live, info), h('div', { class: 'row' }, spent), traj, form);
     let last = 0, es = null, running = '';
-    const calls = new Map(), deltas = new Map();
+    const calls = new Map(), deltas = new Map(), thinking = new Map();
     const setState = turn => {
       running = turn || '';
       txt(state, running ? 'running ' + running : 'idle').className = 'state ' + (running ? 'running' : 'idle');
@@ -204,7 +229,20 @@
       // The stream may have shown the turn end before this answer came.
       if (s.lastSeq >= last) setState(s.runningTurn);
       txt(info, s.channel + ' · ' + s.mode + ' · ' + s.principal + ' · created ' + when(s.createdAt));
+      showSpent(s);
     });
+    // The session's usage, in its header: read again (once, however many
+    // turns a replay ends at once) after a model turn ends.
+    function showSpent(s) { if (s.usage) txt(spent, 'Σ session: ' + usageText(s.usage)).classList.toggle('no-price', s.usage.costMicroUsd == null); }
+    let spentTimer = null;
+    onLeave(() => clearTimeout(spentTimer));
+    const respend = () => {
+      clearTimeout(spentTimer);
+      spentTimer = setTimeout(async () => {
+        const res = await api('GET', '/session/' + enc(id));
+        if (res.status === 200 && root.isConnected) showSpent(res.body.session);
+      }, 250);
+    };
     form.addEventListener('submit', async ev => {
       ev.preventDefault();
       const res = await api('POST', '/session/' + enc(id) + '/messages', { message: msg.value });
@@ -257,6 +295,26 @@
       const line = h('div', { class: 'approval-decision' }, 'Decision: ', decision(d));
       if (old) old.replaceWith(line); else box.appendChild(line);
     }
+    // turnUsage is a turn's tokens and cost, under its end (a direct call's
+    // turn has none); the session's total is read again.
+    function turnUsage(d) {
+      if (!d.usage) return null;
+      respend();
+      return h('div', { class: 'turn-usage usage' + (d.usage.costMicroUsd == null ? ' no-price' : '') }, usageText(d.usage));
+    }
+    // reasoning is a block of the model's reasoning: a <details>, closed,
+    // its summary saying how long it is.
+    function reasoning(e) {
+      const sum = h('summary', {}, 'thinking…'), text = document.createTextNode(''), pre = h('pre', { class: 'reasoning-text' }, text);
+      item('ev-reasoning', e, h('details', { class: 'reasoning' }, sum, pre));
+      const chars = () => txt(sum, 'thinking… (' + count([...text.data].length) + ' chars)');
+      return {
+        add(t) { text.appendData(t); chars(); },
+        done(d) {
+          if (d.text) { text.data = d.text; chars(); } else if (d.redacted) { txt(sum, 'thinking… (redacted)'); text.data = 'The provider sent this reasoning encrypted.'; }
+        },
+      };
+    }
     const render = {
       'session.created': (e, d) => item('ev-note', e, 'session created on ', d.channel, ' (', d.mode, ') by ', d.principal),
       'turn.started': (e, d) => { setState(e.turnId); item('ev-turn', e, 'turn ', h('code', {}, e.turnId), d.tool ? ' · direct call of ' + d.tool : ' · model turn'); },
@@ -270,6 +328,7 @@
         b.appendData(d.text);
       },
       'message': (e, d) => {
+        thinking.delete(e.turnId);
         const b = d.role === 'assistant' && deltas.get(e.turnId);
         if (b) {
           b.data = d.text;
@@ -279,7 +338,7 @@
         }
         item(d.role === 'user' ? 'user' : 'assistant', e, h('div', { class: 'role' }, d.role), h('div', { class: 'msg ' + (d.role === 'user' ? 'user' : 'assistant') }, d.text));
       },
-      'actions.requested': (e, d) => { deltas.delete(e.turnId); for (const a of d.actions || []) input(card(a.callId, a.tool, e), a.input, a.inputText); },
+      'actions.requested': (e, d) => { deltas.delete(e.turnId); thinking.delete(e.turnId); for (const a of d.actions || []) input(card(a.callId, a.tool, e), a.input, a.inputText); },
       'action.approval_requested': (e, d) => {
         const c = card(d.callId, d.tool, e);
         input(c, d.input);
@@ -310,8 +369,20 @@
       'artifact.created': (e, d) => item('ev-note ev-artifact', e, 'artifact ',
         h('a', { class: 'artifact-link', href: API + '/session/' + enc(id) + '/artifacts/' + d.name.split('/').map(enc).join('/') }, d.name),
         ' (', d.contentType, ', ', d.size, ' bytes)'),
-      'turn.completed': (e, d) => { setState(''); item('ev-turn completed', e, 'turn completed', d.steps != null ? ' in ' + d.steps + (d.steps === 1 ? ' step' : ' steps') : ''); },
-      'turn.failed': (e, d) => { setState(''); item('ev-turn failed', e, 'turn failed: ', h('span', { class: 'fail-reason' }, d.reason)); },
+      'turn.completed': (e, d) => {
+        setState('');
+        item('ev-turn completed', e, 'turn completed', d.steps != null ? ' in ' + d.steps + (d.steps === 1 ? ' step' : ' steps') : '', turnUsage(d));
+      },
+      'turn.failed': (e, d) => {
+        setState('');
+        item('ev-turn failed', e, 'turn failed', d.code ? [' ', h('code', { class: 'fail-code', title: 'the failure code' }, d.code)] : null, ': ',
+          h('span', { class: 'fail-reason' }, d.reason), turnUsage(d));
+      },
+      // The model's reasoning, folded: what it thought is not the answer.
+      'reasoning.delta': (e, d) => { let r = thinking.get(e.turnId); if (!r) thinking.set(e.turnId, r = reasoning(e)); r.add(d.text); },
+      'reasoning': (e, d) => { const r = thinking.get(e.turnId) || reasoning(e); thinking.delete(e.turnId); r.done(d); },
+      'model.retry': (e, d) => item('ev-note ev-retry', e, '↻ model call retry ', d.attempt, ' in ', seconds(d.waitMs),
+        ' (', h('code', { class: 'retry-code' }, d.code), d.status ? ', HTTP ' + d.status : '', d.message ? ': ' + d.message : '', ')'),
     };
     function onEvent(ev) {
       let e;
@@ -666,14 +737,15 @@
     const go = h('button', { type: 'button', id: 'compare-go' }, 'Compare');
     go.addEventListener('click', () => { if (before.value && after.value) location.hash = '#/evals/' + enc(before.value) + '/vs/' + enc(after.value); });
     const root = view('Evals', 'evals-view', err, h('div', { class: 'row card' }, 'Compare ', before, ' (before) with ', after, ' (after) ', go),
-      h('table', { class: 'list' }, h('thead', {}, h('tr', {}, ['Batch', 'Name', 'Status', 'Score', 'Passed', 'Created'].map(t => h('th', {}, t)))), rows));
+      h('table', { class: 'list' }, h('thead', {}, h('tr', {}, ['Batch', 'Name', 'Status', 'Score', 'Passed', 'Tokens', 'Cost', 'Created'].map(t => h('th', {}, t)))), rows));
     const res = await api('GET', '/evals?limit=200');
     if (!root.isConnected) return;
     if (res.status !== 200) return txt(err, errText(res));
     const bs = res.body.batches || [];
     for (const b of bs) {
       rows.append(h('tr', { class: 'eval', 'data-id': b.id }, h('td', {}, h('a', { href: '#/evals/' + enc(b.id), class: 'eval-link' }, b.id)), h('td', {}, b.name),
-        h('td', { class: 'status-' + b.status }, b.status), h('td', {}, pct(b.score)), h('td', {}, b.passed + ' / ' + b.total), h('td', {}, when(b.createdAt))));
+        h('td', { class: 'status-' + b.status }, b.status), h('td', {}, pct(b.score)), h('td', {}, b.passed + ' / ' + b.total),
+        tokensCell(b.usage), costCell(b.usage), h('td', {}, when(b.createdAt))));
       const label = b.name + ' · ' + when(b.createdAt) + ' · ' + b.id;
       before.append(h('option', { value: b.id }, label));
       after.append(h('option', { value: b.id }, label));
@@ -684,46 +756,74 @@
     const summary = h('div', { id: 'eval-summary', class: 'card' });
     const rows = h('tbody', { id: 'eval-cases' });
     const root = view('Eval batch', 'eval-view', summary,
-      h('table', { class: 'list' }, h('thead', {}, h('tr', {}, ['#', 'Case', 'Status', 'Score', 'Result', 'Checks', 'Session'].map(t => h('th', {}, t)))), rows));
+      h('table', { class: 'list' }, h('thead', {}, h('tr', {}, ['#', 'Case', 'Status', 'Score', 'Result', 'Checks', 'Tokens', 'Cost', 'Session'].map(t => h('th', {}, t)))), rows));
     async function load() {
       const res = await api('GET', '/evals/' + enc(id));
       if (!root.isConnected) return;
       if (res.status !== 200) return summary.replaceChildren(h('p', { class: 'error' }, errText(res)));
       const b = res.body;
       summary.replaceChildren(h('strong', {}, b.name), ' · ', h('code', {}, b.id), ' · ', h('span', { class: 'status-' + b.status }, b.status),
-        ' · score ', pct(b.score), ' · passed ', b.passed, ' / ', b.total, ' · created ', when(b.createdAt));
+        ' · score ', pct(b.score), ' · passed ', b.passed, ' / ', b.total, ' · created ', when(b.createdAt),
+        b.usage ? h('div', { id: 'eval-usage', class: 'usage' }, 'Σ batch: ', usageText(b.usage)) : null);
       rows.replaceChildren(...(b.cases || []).map(c => h('tr', { class: 'case ' + (c.pass ? 'pass-row' : 'fail-row'), 'data-case': caseName(c) },
         h('td', {}, c.index), h('td', {}, caseName(c)), h('td', { class: 'status-' + c.status }, c.status), h('td', {}, pct(c.score)), h('td', {}, passMark(c)),
         h('td', {}, h('ul', { class: 'checks' }, (c.checks || []).map(k => h('li', { class: 'check ' + (k.pass ? 'pass' : 'fail') }, k.pass ? '✓ ' : '✗ ', checkText(k.check || {}),
           k.detail ? h('span', { class: 'mute' }, ' — ', k.detail) : null))), c.error ? h('div', { class: 'fail case-error' }, c.error) : null),
-        h('td', {}, c.sessionId ? sessionLink(c.sessionId) : ''))));
+        tokensCell(c.usage), costCell(c.usage), h('td', {}, c.sessionId ? sessionLink(c.sessionId) : ''))));
       if (b.status === 'queued' || b.status === 'running') setTimeout(load, 3000);
     }
     load();
+  }
+  // deltas says how y (after) differs from x (before), a case's or a
+  // batch's: [text, class] for the score (in points), the tokens and the
+  // cost — better (a higher score, fewer tokens, less money), worse or
+  // same; '' when one is absent, — when a cost is null.
+  function deltas(x, y) {
+    const sign = (n, f) => n > 0 ? '+' + f(n) : n < 0 ? '−' + f(-n) : '±' + f(0);
+    const cls = (n, good) => n === 0 ? 'same' : (n > 0) === good ? 'better' : 'worse';
+    if (!x || !y) return { score: ['', ''], tokens: ['', ''], cost: ['', ''] };
+    const ds = Math.round((y.score || 0) * 100) - Math.round((x.score || 0) * 100);
+    const out = { score: [sign(ds, n => n + ' pts'), cls(ds, true)], tokens: ['', ''], cost: ['', ''] };
+    if (x.usage && y.usage) {
+      const dt = allTokens(y.usage) - allTokens(x.usage);
+      out.tokens = [sign(dt, count), cls(dt, false)];
+      const xc = x.usage.costMicroUsd, yc = y.usage.costMicroUsd;
+      out.cost = xc == null || yc == null ? ['—', 'no-price'] : [sign(yc - xc, money), cls(yc - xc, false)];
+    }
+    return out;
   }
   async function compareView(a, b) {
     const summary = h('p', { id: 'compare-summary' });
     const rows = h('tbody', { id: 'compare-cases' });
     const root = view('Compare', 'compare-view', summary,
-      h('table', { class: 'list' }, h('thead', {}, h('tr', {}, h('th', {}, 'Case'), h('th', { id: 'compare-before-head' }, 'Before'), h('th', { id: 'compare-after-head' }, 'After'), h('th', {}, 'Verdict'))), rows));
+      h('p', { id: 'compare-deltas', class: 'usage' }),
+      h('table', { class: 'list' }, h('thead', {}, h('tr', {}, h('th', {}, 'Case'), h('th', { id: 'compare-before-head' }, 'Before'), h('th', { id: 'compare-after-head' }, 'After'),
+        h('th', {}, 'Verdict'), h('th', {}, 'Δ score'), h('th', {}, 'Δ tokens'), h('th', {}, 'Δ cost'))), rows));
     const [ra, rb] = await Promise.all([api('GET', '/evals/' + enc(a)), api('GET', '/evals/' + enc(b))]);
     if (!root.isConnected) return;
     if (ra.status !== 200 || rb.status !== 200) return txt(summary, errText(ra.status !== 200 ? ra : rb)).className = 'error';
     const A = ra.body, B = rb.body;
-    add(root.querySelector('#compare-before-head'), [': ', A.name, ' (', pct(A.score), ', ', when(A.createdAt), ')']);
-    add(root.querySelector('#compare-after-head'), [': ', B.name, ' (', pct(B.score), ', ', when(B.createdAt), ')']);
+    const spent = u => u ? ', ' + count(allTokens(u)) + ' tokens, ' + money(u.costMicroUsd) : '';
+    add(root.querySelector('#compare-before-head'), [': ', A.name, ' (', pct(A.score), spent(A.usage), ', ', when(A.createdAt), ')']);
+    add(root.querySelector('#compare-after-head'), [': ', B.name, ' (', pct(B.score), spent(B.usage), ', ', when(B.createdAt), ')']);
     const byName = new Map();
     for (const c of A.cases || []) byName.set(caseName(c), [c, null]);
     for (const c of B.cases || []) { const p = byName.get(caseName(c)); if (p) p[1] = c; else byName.set(caseName(c), [null, c]); }
-    const cell = c => h('td', {}, c ? [passMark(c), ' ', pct(c.score), ' · ', c.status, c.sessionId ? [' · ', sessionLink(c.sessionId)] : null] : h('span', { class: 'mute' }, 'absent'));
+    const cell = c => h('td', {}, c ? [passMark(c), ' ', pct(c.score), ' · ', c.status, c.usage ? [' · ', h('span', { class: 'case-cost' }, money(c.usage.costMicroUsd))] : null,
+      c.sessionId ? [' · ', sessionLink(c.sessionId)] : null] : h('span', { class: 'mute' }, 'absent'));
     let reg = 0, fixed = 0;
     for (const [name, [x, y]] of byName) {
       const v = x && y ? (x.pass && !y.pass ? 'regression' : !x.pass && y.pass ? 'fixed' : y.pass ? 'pass' : 'still failing') : x ? 'missing' : 'new';
       if (v === 'regression') reg++;
       if (v === 'fixed') fixed++;
-      rows.append(h('tr', { class: 'compare-case ' + v.replace(' ', '-'), 'data-case': name }, h('td', {}, name), cell(x), cell(y), h('td', { class: 'verdict' }, v)));
+      const d = deltas(x, y);
+      rows.append(h('tr', { class: 'compare-case ' + v.replace(' ', '-'), 'data-case': name }, h('td', {}, name), cell(x), cell(y), h('td', { class: 'verdict' }, v),
+        h('td', { class: 'delta-score ' + d.score[1] }, d.score[0]), h('td', { class: 'delta-tokens ' + d.tokens[1] }, d.tokens[0]), h('td', { class: 'delta-cost ' + d.cost[1] }, d.cost[0])));
     }
     txt(summary, reg + ' regression' + (reg === 1 ? '' : 's') + ', ' + fixed + ' fixed, ' + byName.size + ' cases').className = reg ? 'fail' : 'pass';
+    const t = deltas(A, B);
+    root.querySelector('#compare-deltas').replaceChildren('After − before: score ', h('span', { id: 'compare-delta-score', class: t.score[1] }, t.score[0]),
+      ' · tokens ', h('span', { id: 'compare-delta-tokens', class: t.tokens[1] }, t.tokens[0]), ' · cost ', h('span', { id: 'compare-delta-cost', class: t.cost[1] }, t.cost[0]));
   }
 
   document.getElementById('signout').addEventListener('click', async () => {
