@@ -26,6 +26,13 @@ func setupCloud(t testing.TB, cloud host.CloudOptions) *host.Host {
 // on a loaded machine between two of the test's reports).
 func setupCloudTTL(t testing.TB, cloud host.CloudOptions, ttl time.Duration) *host.Host {
 	t.Helper()
+	return setupCloudWith(t, host.Options{LeaseTTL: ttl, Cloud: cloud})
+}
+
+// setupCloudWith is setupCloud with opts (their state, store, system
+// prompt and tools are the test's).
+func setupCloudWith(t testing.TB, opts host.Options) *host.Host {
+	t.Helper()
 	weather, _ := tool.New("weather", tool.Config{Description: "Weather in a city."},
 		func(ctx context.Context, call *tool.Call, in weatherInput) (any, error) {
 			return map[string]any{"city": in.City, "sky": "clear", "session": call.Session.ID}, nil
@@ -42,7 +49,8 @@ func setupCloudTTL(t testing.TB, cloud host.CloudOptions, ttl time.Duration) *ho
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.New(set, &host.Options{StateRoot: state, Store: st, LeaseTTL: ttl, System: "Be brief.", Cloud: cloud})
+	opts.StateRoot, opts.Store, opts.System = state, st, "Be brief."
+	h, err := host.New(set, &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,4 +391,70 @@ func TestCloudReportResults(t *testing.T) {
 		t.Fatal("the gated call ran")
 	}
 	refused("a result of a call parked for approval", "needs approval: its result comes with the decision", result(deploy, "deploy"))
+}
+
+// A cloud turn keeps the usage limits: its runner asks before each model
+// call; the host reserves the call's estimate, prices what the runner
+// reports with its own table, and at the limit answers budget_exceeded —
+// or, with onExceed approve, parks the turn for a raise.
+func TestCloudTurnBudget(t *testing.T) {
+	ctx := context.Background()
+	cloud := host.CloudOptions{Model: model.Config{Provider: "anthropic", Name: "claude-sonnet-4-5"}}
+	// A call reported at 1000 in and 100 out costs $0.0045 at $3/$15 per
+	// million; a limit of $0.01 admits two (with their small estimates).
+	usage := payloadEvent(api.ModelUsage{Provider: "anthropic", Model: "claude-sonnet-4-5", InputTokens: 1000, OutputTokens: 100, Reported: true})
+	for _, onExceed := range []host.OnExceed{host.LimitFail, host.LimitApprove} {
+		t.Run(string(onExceed), func(t *testing.T) {
+			h := setupCloudWith(t, host.Options{Cloud: cloud, MaxTokens: 100,
+				Limits: host.UsageLimits{Session: host.UsageLimit{Cost: 10_000}, OnExceed: onExceed}})
+			sess, turnID, err := h.Sessions().Create(ctx, host.SessionOptions{Mode: api.ModeCloud, Message: "go"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := mustClaim(t, h, time.Second)
+			admit := func() (api.RunnerAdmitted, error) {
+				return h.Runners().Admit(ctx, sess.ID, turnID, api.RunnerAdmit{Token: c.Token, InputBytes: 400, MaxTokens: 100})
+			}
+			for i := range 2 {
+				if ans, err := admit(); err != nil || ans.Parked {
+					t.Fatalf("call %d: %+v %v", i+1, ans, err)
+				}
+				// A second ask before the call's usage replaces the first's
+				// reservation rather than adding to it.
+				if ans, err := admit(); err != nil || ans.Parked {
+					t.Fatalf("call %d asked again: %+v %v", i+1, ans, err)
+				}
+				if err := h.Runners().Report(ctx, sess.ID, turnID, api.RunnerReport{Token: c.Token, Events: []api.Event{usage}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, _ := h.Sessions().Get(ctx, sess.ID)
+			if got.Usage == nil || got.Usage.CostMicroUsd == nil || *got.Usage.CostMicroUsd != 9_000 {
+				t.Fatalf("the runner's calls priced by the host: %s", mustJSON(got.Usage))
+			}
+			ans, err := admit()
+			if onExceed == host.LimitFail {
+				if !errors.Is(err, api.ErrOverBudget) || !strings.Contains(err.Error(), "the session's usage limit of $0.01 reached") {
+					t.Fatalf("the third call: %+v %v, want budget_exceeded", ans, err)
+				}
+				if err := h.Runners().Report(ctx, sess.ID, turnID, api.RunnerReport{Token: c.Token, End: api.RunnerEndFailed,
+					Code: api.FailureBudgetExceeded, Reason: err.Error()}); err != nil {
+					t.Fatal(err)
+				}
+				evs, _ := h.Sessions().Events(ctx, sess.ID, 0, 0)
+				end, _ := api.Decode[api.TurnFailed](evs[len(evs)-1])
+				if end.Code != api.FailureBudgetExceeded || end.Usage == nil || end.Usage.ModelCalls != 2 {
+					t.Errorf("the turn's end: %s", evs[len(evs)-1].Data)
+				}
+				return
+			}
+			if err != nil || !ans.Parked {
+				t.Fatalf("the third call with onExceed approve: %+v %v, want parked", ans, err)
+			}
+			evs, _ := h.Sessions().Events(ctx, sess.ID, 0, 0)
+			if req := find(evs, api.KindApprovalRequested); len(req) != 1 || !strings.Contains(string(req[0].Data), "raise_usage_limit") {
+				t.Errorf("no raise requested: %s", kinds(evs))
+			}
+		})
+	}
 }

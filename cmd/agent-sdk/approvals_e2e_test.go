@@ -234,9 +234,9 @@ func TestApprovalsEndToEnd(t *testing.T) {
 	}
 	waitEvent(t, s2, sess, func(kind, data string) bool { return kind == "turn.completed" })
 	kinds := storedKinds(t, s2, sess)
-	want := "session.created turn.started message actions.requested"
+	want := "session.created turn.started message model.usage actions.requested"
 	if got := strings.Join(kinds, " "); !strings.HasPrefix(got, want) || strings.Count(got, "action.result") != 2 ||
-		!strings.HasSuffix(got, "action.approval_resolved action.result message.delta message turn.completed") {
+		!strings.HasSuffix(got, "action.approval_resolved action.result message.delta message model.usage turn.completed") {
 		t.Errorf("the turn after the restart: %s", got)
 	}
 	waitFile(t, runs, 5)

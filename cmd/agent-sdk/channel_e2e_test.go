@@ -320,7 +320,7 @@ func TestChannelGitHubWebhook(t *testing.T) {
 	ghWaitTurns(t, s, sessionID, 1)
 
 	evs := ghEvents(t, s, sessionID)
-	if got := ghKinds(evs); got != "session.created turn.started message channel.started message turn.completed" {
+	if got := ghKinds(evs); got != "session.created turn.started message channel.started message model.usage turn.completed" {
 		t.Fatalf("the first turn's events: %s\n%v", got, evs)
 	}
 	if d := ghData(evs[0]); d["channel"] != "github" || d["principal"] != "github:octocat" {
@@ -379,7 +379,7 @@ func TestChannelGitHubWebhook(t *testing.T) {
 	callID2 := v["callId"].(string)
 	ghWaitTurns(t, s, sessionID, 2)
 	evs = ghEvents(t, s, sessionID)
-	if got := ghKinds(evs); got != "session.created turn.started message channel.started message turn.completed turn.started message message turn.completed" {
+	if got := ghKinds(evs); got != "session.created turn.started message channel.started message model.usage turn.completed turn.started message message model.usage turn.completed" {
 		t.Fatalf("the session's events after the second turn: %s\n%v", got, evs)
 	}
 	prompt2, _ := ghData(evs[7])["text"].(string)
@@ -434,7 +434,7 @@ func TestChannelGitHubWebhook(t *testing.T) {
 	}
 	close(hold)
 	ghWaitTurns(t, s, busy, 1)
-	if got := ghKinds(ghEvents(t, s, busy)); got != "session.created turn.started message channel.started message turn.completed" {
+	if got := ghKinds(ghEvents(t, s, busy)); got != "session.created turn.started message channel.started message model.usage turn.completed" {
 		t.Errorf("#43's session: %s", got)
 	}
 	if list := ghSessions(t, s); len(list) != 2 {

@@ -64,7 +64,7 @@ func chaosAgent(t *testing.T, postgres bool) (dir, bin string) {
 			chaosBuild.err = err
 			return
 		}
-		if err := addFixtures(dir, "chaos", "model:\n  provider: anthropic\n  name: fake-model\nmaxSteps: 4\ntoolConcurrency: 4\n"); err != nil {
+		if err := addFixtures(dir, "chaos", "model:\n  provider: anthropic\n  name: fake-model\nmaxSteps: 4\ntoolConcurrency: 4\npricing:\n  fake-model: {input: 3, output: 15}\n"); err != nil {
 			chaosBuild.err = err
 			return
 		}

@@ -864,7 +864,7 @@ func testFailover(t *testing.T, killLeader bool) {
 		t.Fatalf("a new turn on %s: %d %v", survivorName, status, v)
 	}
 	more := stream.until(t, 30*time.Second, "the new turn's end", func(e mhEvent) bool { return e.Kind == "turn.completed" || e.Kind == "turn.failed" })
-	if !inOrder(more, "turn.started message message.delta message turn.completed") || more[len(more)-2].field("text") != "Back, on "+survivorName+"." {
+	if !inOrder(more, "turn.started message message.delta message model.usage turn.completed") || more[len(more)-3].field("text") != "Back, on "+survivorName+"." {
 		t.Errorf("the turn after the failover:\n%s", eventLines(more))
 	}
 }

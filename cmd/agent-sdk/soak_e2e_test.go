@@ -218,7 +218,7 @@ func TestSoak(t *testing.T) {
 		switch kinds := kindList(f.events); {
 		case len(f.faults) > 0:
 			err = fmt.Errorf("the stream of %s: %s", sid, strings.Join(f.faults, "; "))
-		case kinds != "session.created turn.started message message.delta message.delta message turn.completed":
+		case kinds != "session.created turn.started message message.delta message.delta message model.usage turn.completed":
 			err = fmt.Errorf("the stream of %s: %s", sid, kinds)
 		}
 		stats.record("followed turn", time.Since(start), err)
