@@ -216,7 +216,7 @@ func hostOptions(configPath, modelFlag string, logger *slog.Logger, stdio Stdio,
 		Cloud:    host.CloudOptions{DefaultMode: api.Mode(cfg.Mode), Model: cfg.Model},
 		Channels: o.channels, Schedules: o.schedules,
 		ModelConfig: cfg.Model, Limits: usageLimits(cfg.Limits),
-		Telemetry: host.TelemetryOptions{Provider: cfg.Model.Provider, Model: cfg.Model.Name, CaptureContent: cfg.Telemetry.ContentCaptured()},
+		Telemetry: host.TelemetryOptions{CaptureContent: cfg.Telemetry.ContentCaptured()},
 	}
 	if opts.Prices, err = cfg.Prices(); err != nil {
 		return nil, nil, err

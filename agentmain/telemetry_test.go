@@ -24,8 +24,12 @@ func TestHostTelemetryOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := host.TelemetryOptions{Provider: "openai", Model: "gpt-4o", CaptureContent: true} // --model wins
-	if opts.Telemetry != want {
+	// The spans name the model the host is given (ModelConfig, which
+	// they default to): --model wins over agent.yaml.
+	if want := (host.TelemetryOptions{CaptureContent: true}); opts.Telemetry != want {
 		t.Errorf("Telemetry = %+v, want %+v", opts.Telemetry, want)
+	}
+	if opts.ModelConfig.Provider != "openai" || opts.ModelConfig.Name != "gpt-4o" {
+		t.Errorf("ModelConfig = %+v, want openai/gpt-4o", opts.ModelConfig)
 	}
 }

@@ -98,7 +98,8 @@ type TelemetryOptions struct {
 	// Provider and Model name Options.Model as it was configured
 	// (model.Config's Provider and Name): gen_ai.provider.name ("gemini" is
 	// recorded as the convention's gcp.gemini) and gen_ai.request.model,
-	// which also names a model call's span ("chat <Model>").
+	// which also names a model call's span ("chat <Model>"). Default:
+	// Options.ModelConfig's.
 	Provider, Model string
 	// CaptureContent records what the conventions leave to an opt-in: on
 	// each model call's span the system prompt, the messages sent and the

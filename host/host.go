@@ -200,6 +200,9 @@ func (o Options) withDefaults() Options {
 	if o.Store == nil {
 		o.Store = memory.New()
 	}
+	if o.Telemetry.Provider == "" && o.Telemetry.Model == "" {
+		o.Telemetry.Provider, o.Telemetry.Model = o.ModelConfig.Provider, o.ModelConfig.Name
+	}
 	if o.ModelError == nil {
 		o.ModelError = model.ErrNotConfigured
 	}
