@@ -208,12 +208,21 @@ func (b *Bot) converse(ctx context.Context, h tool.Handle, m message) {
 	key := m.channel + "/" + thread
 	// Where the turn's events will start: after the session's last event.
 	var after int64
+	var known string // the thread's session, if it has one
 	if id, err := h.Host.KV.Get(ctx, keyThread+key); err == nil {
 		if s, err := h.GetSession(ctx, ChannelID, string(id.Value)); err == nil {
-			after = s.LastSeq
+			after, known = s.LastSeq, s.ID
 		}
 	}
-	sessionID, turnID, err := h.Send(ctx, ChannelID, text, &tool.SendOptions{Key: key, Principal: "slack:" + m.user})
+	send := func() (string, string, error) {
+		return h.Send(ctx, ChannelID, text, &tool.SendOptions{Key: key, Principal: "slack:" + m.user})
+	}
+	sessionID, turnID, err := send()
+	if errors.Is(err, api.ErrSessionBusy) && known != "" && turnEnds(ctx, h, known, after, busyWait) {
+		// A reply to an answer just posted, while its turn was still
+		// ending (recording its usage): it is no "previous message".
+		sessionID, turnID, err = send()
+	}
 	switch {
 	case errors.Is(err, api.ErrSessionBusy):
 		b.post(ctx, m.channel, thread, "I am still working on the previous message (or waiting for an approval); send this one again when I have answered.")
@@ -289,4 +298,25 @@ func (b *Bot) post(ctx context.Context, channelID, thread, text string) {
 	if _, _, err := b.client.PostMessageContext(ctx, channelID, opts...); err != nil {
 		b.log.Warn("slackbot: posting a message", "channel", channelID, "err", err)
 	}
+}
+
+// busyWait is how long a message to a busy session waits for its running
+// turn to end before it is refused: long enough for a turn that has
+// answered to close, far shorter than one waiting for an approval.
+const busyWait = 3 * time.Second
+
+// turnEnds reports whether a turn of the session ends, after seq after,
+// within wait.
+func turnEnds(ctx context.Context, h tool.Handle, sessionID string, after int64, wait time.Duration) bool {
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for e, err := range h.Follow(wctx, sessionID, after) {
+		if err != nil {
+			return false
+		}
+		if e.Kind == api.KindTurnCompleted || e.Kind == api.KindTurnFailed {
+			return true
+		}
+	}
+	return false
 }

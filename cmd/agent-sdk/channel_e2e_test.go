@@ -382,7 +382,7 @@ func TestChannelGitHubWebhook(t *testing.T) {
 	if got := ghKinds(evs); got != "session.created turn.started message channel.started message model.usage turn.completed turn.started message message model.usage turn.completed" {
 		t.Fatalf("the session's events after the second turn: %s\n%v", got, evs)
 	}
-	prompt2, _ := ghData(evs[7])["text"].(string)
+	prompt2, _ := ghData(evs[8])["text"].(string)
 	if !strings.Contains(prompt2, "Pull request octo-org/widgets#42 has new commits") || !strings.Contains(prompt2, "The head moved from "+ghHead1+" to "+ghHead2) ||
 		!strings.Contains(prompt2, "inspect_pr (call "+callID2+") found:") || !strings.Contains(prompt2, `"headSha":"`+ghHead2+`"`) {
 		t.Errorf("the second prompt:\n%s", prompt2)
