@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -96,4 +97,19 @@ func ReasonForStatus(status int, contextLength bool) Reason {
 		return ReasonInvalidRequest
 	}
 	return ReasonProvider
+}
+
+// Unanswered classifies a call that failed without the provider's answer:
+// the model timeout, a cancelled call, a reset or cut connection
+// (overloaded, worth a retry); anything else is a provider_error.
+func Unanswered(err error) *Error {
+	e := &Error{Reason: ReasonProvider, Message: err.Error(), Err: err}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		e.Reason = ReasonTimeout
+	case errors.Is(err, context.Canceled):
+	case IsBrokenConnection(err):
+		e.Reason = ReasonOverloaded
+	}
+	return e
 }

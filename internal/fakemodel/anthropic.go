@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -196,7 +197,7 @@ func (s *Server) checkAnthropic(req *anthropicRequest) string {
 		}
 		for _, id := range calls {
 			want, ok := s.thinking.byCall[id]
-			if !ok || equalBlocks(want, reasoning) {
+			if !ok || slices.Equal(want, reasoning) {
 				continue
 			}
 			if len(reasoning) == 0 {
@@ -208,18 +209,6 @@ func (s *Server) checkAnthropic(req *anthropicRequest) string {
 		}
 	}
 	return ""
-}
-
-func equalBlocks(a, b []issuedBlock) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // anthropicError is the API's error answer to reply.

@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -19,15 +18,7 @@ func classify(err error) error {
 	if apiErr, ok := errors.AsType[*sdk.Error](err); ok {
 		return apiError(apiErr)
 	}
-	e := &model.Error{Reason: model.ReasonProvider, Message: err.Error(), Err: err}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		e.Reason = model.ReasonTimeout
-	case errors.Is(err, context.Canceled):
-	case model.IsBrokenConnection(err):
-		e.Reason = model.ReasonOverloaded
-	}
-	return e
+	return model.Unanswered(err)
 }
 
 // apiError classifies an error the API answered: by its status, or by its

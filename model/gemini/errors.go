@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"google.golang.org/genai"
@@ -61,11 +60,9 @@ func (b *body) Read(p []byte) (int, error) {
 // its status and message, or what the connection or the context did.
 func classify(ctx context.Context, x *exchange, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		reason := model.ReasonProvider
-		if errors.Is(ctxErr, context.DeadlineExceeded) {
-			reason = model.ReasonTimeout
-		}
-		return &model.Error{Reason: reason, Err: ctxErr}
+		e := model.Unanswered(ctxErr)
+		e.Message = ""
+		return e
 	}
 	if x.readErr != nil { // the real cause of a stream cut short
 		err = x.readErr
@@ -77,11 +74,7 @@ func classify(ctx context.Context, x *exchange, err error) error {
 		}
 	}
 	if !ok {
-		reason := model.ReasonProvider
-		if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF) {
-			reason = model.ReasonOverloaded
-		}
-		return &model.Error{Reason: reason, Message: err.Error(), Err: err}
+		return model.Unanswered(err)
 	}
 	// The answer's status, or the code of an error sent in the stream.
 	status := x.status

@@ -2,7 +2,6 @@ package openai
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -67,15 +66,7 @@ func classify(err error, f *failure) error {
 	if streamErr, ok := errors.AsType[*ssestream.StreamError](err); ok {
 		return eventError(streamErr)
 	}
-	e := &model.Error{Reason: model.ReasonProvider, Message: err.Error(), Err: err}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		e.Reason = model.ReasonTimeout
-	case errors.Is(err, context.Canceled):
-	case model.IsBrokenConnection(err):
-		e.Reason = model.ReasonOverloaded
-	}
-	return e
+	return model.Unanswered(err)
 }
 
 // apiErrorBody is an error as the API and compatible servers write it.

@@ -3,6 +3,7 @@ package storetest
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -80,7 +81,7 @@ func testUsage(t *testing.T, s store.Store) {
 			got = append(got, g.Key)
 			calls += g.Usage.ModelCalls
 		}
-		if !equalStrings(got, keys) || calls != 4 {
+		if !slices.Equal(got, keys) || calls != 4 {
 			t.Errorf("report by %q: keys %q (%d calls), want %q (4), the costliest first", by, got, calls, keys)
 		}
 	}
@@ -105,18 +106,6 @@ func sameUsage(a, b api.Usage) bool {
 }
 
 func show(u api.Usage) string { return string(mustJSON(u)) }
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // Reservations: Admit sees what was spent and reserved, per turn, session
 // and principal since a time; an error from it reserves nothing; released
