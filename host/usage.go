@@ -39,13 +39,10 @@ func (h *Host) unpricedWarning() {
 // count).
 func (h *Host) priceUsage(u *api.ModelUsage) {
 	u.CostMicroUsd = nil
-	price, ok := h.prices.Lookup(u.Model)
-	if !ok && u.Model != h.opts.Cloud.Model.Name {
-		price, ok = h.prices.Lookup(h.opts.Cloud.Model.Name)
-	}
-	if ok {
-		c := int64(price.Cost(model.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-			CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens, ReasoningTokens: u.ReasoningTokens}))
+	calls := model.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens, ReasoningTokens: u.ReasoningTokens}
+	if cost, ok := h.prices.CostOf(calls, u.Model, h.opts.Cloud.Model.Name); ok {
+		c := int64(cost)
 		u.CostMicroUsd = &c
 	}
 }
@@ -103,7 +100,7 @@ func (s Sessions) Usage(ctx context.Context, ids []string) (map[string]api.Usage
 		return nil, storeError(err, nil)
 	}
 	for _, id := range ids {
-		out[id] = noUsage()
+		out[id] = store.NoUsage()
 	}
 	for _, g := range groups {
 		out[g.Key] = g.Usage
@@ -113,14 +110,6 @@ func (s Sessions) Usage(ctx context.Context, ids []string) (map[string]api.Usage
 
 // farFuture ends a report that has no end.
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// noUsage is the usage of a session without model calls: nothing, at $0.
-func noUsage() api.Usage {
-	var u api.Usage
-	var zero int64
-	store.SetCost(&u, &zero)
-	return u
-}
 
 // UsageQuery asks for a usage report: the model calls made in [From, To),
 // grouped By principal, channel, model or session ("" for one total).
@@ -147,7 +136,7 @@ func (h *Host) Usage(ctx context.Context, q UsageQuery) (api.UsageReport, error)
 	if err != nil {
 		return api.UsageReport{}, storeError(err, nil)
 	}
-	rep := api.UsageReport{OK: true, From: q.From.UTC(), By: string(q.By), Total: noUsage(), Groups: []api.UsageGroup{}}
+	rep := api.UsageReport{OK: true, From: q.From.UTC(), By: string(q.By), Total: store.NoUsage(), Groups: []api.UsageGroup{}}
 	if q.To != farFuture {
 		to := q.To.UTC()
 		rep.To = &to

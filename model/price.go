@@ -67,6 +67,17 @@ func (p Price) Cost(u Usage) Micros {
 	return Micros((n + 500_000) / 1_000_000)
 }
 
+// CostOf is what u costs at the price of the first of names the table
+// has; false when it has none of them.
+func (ps Prices) CostOf(u Usage, names ...string) (Micros, bool) {
+	for _, name := range names {
+		if p, ok := ps.Lookup(name); ok {
+			return p.Cost(u), true
+		}
+	}
+	return 0, false
+}
+
 // Prices is a price table by model name. A name finds its own entry, or
 // the entry it extends with a snapshot's date or number
 // ("claude-sonnet-4-5-20250929" finds "claude-sonnet-4-5",

@@ -103,9 +103,9 @@ type ReserveUsageParams struct {
 	Admit func(Spent) error
 }
 
-// SpendOf is what a usage consumed: every token of it, and its cost (0
-// when it has no price).
-func SpendOf(u api.Usage) Spend {
+// SpendOf is what a model call consumed: every token of it, and its cost
+// (0 when it has no price).
+func SpendOf(u api.ModelUsage) Spend {
 	s := Spend{Tokens: u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheWriteTokens}
 	if u.CostMicroUsd != nil {
 		s.Micros = *u.CostMicroUsd
@@ -143,6 +143,15 @@ func SumUsage(total *api.Usage, u api.ModelUsage) {
 		}
 		SetCost(total, &c)
 	}
+}
+
+// NoUsage is the usage of no model calls: nothing, at $0 (what the SQL
+// stores sum of no rows).
+func NoUsage() api.Usage {
+	var u api.Usage
+	var zero int64
+	SetCost(&u, &zero)
+	return u
 }
 
 // SetCost sets a usage's cost from micro-dollars, and its dollars from

@@ -167,13 +167,9 @@ func UsageOf(cfg Config, end *model.End, took time.Duration) api.ModelUsage {
 	}
 	rec.InputTokens, rec.OutputTokens, rec.CacheReadTokens, rec.CacheWriteTokens, rec.ReasoningTokens =
 		u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens
-	price, ok := cfg.Prices.Lookup(cfg.ModelName)
-	if !ok {
-		price, ok = cfg.Prices.Lookup(rec.Model)
-	}
-	if ok {
-		cost := int64(price.Cost(u))
-		rec.CostMicroUsd = &cost
+	if cost, ok := cfg.Prices.CostOf(u, cfg.ModelName, rec.Model); ok {
+		c := int64(cost)
+		rec.CostMicroUsd = &c
 	}
 	return rec
 }

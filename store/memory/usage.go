@@ -36,20 +36,13 @@ type usageFilter store.UsageFilter
 func (m *memStore) UsageTotals(ctx context.Context, f store.UsageFilter) (api.Usage, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var total api.Usage
-	zeroCost(&total)
+	total := store.NoUsage()
 	m.eachCall(func(c store.UsageRow) {
 		if usageFilter(f).matches(c) {
 			store.SumUsage(&total, c.Usage)
 		}
 	})
 	return total, nil
-}
-
-// zeroCost makes an empty total cost $0, as the SQL store sums no rows.
-func zeroCost(u *api.Usage) {
-	var zero int64
-	store.SetCost(u, &zero)
 }
 
 func (m *memStore) UsageReport(ctx context.Context, p store.UsageReportParams) ([]store.UsageGroup, error) {
@@ -94,10 +87,7 @@ func (m *memStore) ReserveUsage(ctx context.Context, p store.ReserveUsageParams)
 	delete(m.reservations, p.ID) // a reservation replaces one of the same id
 	var spent store.Spent
 	add := func(c store.UsageRow) {
-		s := store.Spend{Tokens: c.Usage.InputTokens + c.Usage.OutputTokens + c.Usage.CacheReadTokens + c.Usage.CacheWriteTokens}
-		if c.Usage.CostMicroUsd != nil {
-			s.Micros = *c.Usage.CostMicroUsd
-		}
+		s := store.SpendOf(c.Usage)
 		if c.SessionID == p.SessionID {
 			spent.Session = spent.Session.Add(s)
 			if c.TurnID == p.TurnID {
