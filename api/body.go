@@ -173,3 +173,15 @@ type UsageGroup struct {
 	Key   string `json:"key"`
 	Usage Usage  `json:"usage"`
 }
+
+// CompactResponse answers POST /v1/session/{id}/compact: the turn it ran
+// and, when Compacted, the context.compacted event's payload and seq;
+// else Reason says why nothing was compacted.
+type CompactResponse struct {
+	OK        bool              `json:"ok"`
+	TurnID    string            `json:"turnId"`
+	Compacted bool              `json:"compacted"`
+	Seq       int64             `json:"seq,omitempty"`
+	Context   *ContextCompacted `json:"context,omitempty"`
+	Reason    string            `json:"reason,omitempty"`
+}

@@ -55,6 +55,7 @@ const (
 	CodeLeaseLost     Code = "lease_lost"
 	CodeInvalidReport Code = "invalid_report"
 	CodeOverBudget    Code = "budget_exceeded"
+	CodeMessageTooBig Code = "message_too_large"
 
 	CodeScheduleNotFound Code = "schedule_not_found"
 	CodeScheduleBusy     Code = "schedule_busy"
@@ -109,6 +110,7 @@ var codes = map[Code]codeInfo{
 	CodeLeaseLost:     {http.StatusConflict, "the runner no longer holds the turn (it ended, or its lease ran out)"},
 	CodeInvalidReport: {http.StatusBadRequest, "a runner's report with an event it may not write, or one that does not decode"},
 	CodeOverBudget:    {http.StatusTooManyRequests, "a cloud turn's next model call would pass a usage limit of agent.yaml's limits: (the runner ends the turn failed, budget_exceeded)"},
+	CodeMessageTooBig: {http.StatusRequestEntityTooLarge, "a message over the host's limit (--max-message-bytes, 1 MiB by default)"},
 
 	CodeScheduleNotFound: {http.StatusNotFound, "the agent has no schedule of that name"},
 	CodeScheduleBusy:     {http.StatusConflict, "the schedule's previous run is still going and its overlap policy is skip"},
@@ -200,6 +202,7 @@ var (
 	ErrArtifactNotFound = &Error{Code: CodeArtifactNotFound, Message: "artifact not found"}
 	ErrBadCursor        = &Error{Code: CodeBadCursor, Message: "invalid cursor"}
 	ErrOverBudget       = &Error{Code: CodeOverBudget, Message: "a usage limit was reached"}
+	ErrMessageTooBig    = &Error{Code: CodeMessageTooBig, Message: "the message is over the host's limit (--max-message-bytes)"}
 
 	ErrIdempotencyKeyReused  = &Error{Code: CodeIdempotencyKeyReused, Message: "this Idempotency-Key was used with a different request"}
 	ErrIdempotencyInProgress = &Error{Code: CodeIdempotencyInProgress, Message: "the first request with this Idempotency-Key is still running"}

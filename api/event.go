@@ -36,6 +36,9 @@ const (
 	KindReasoning         Kind = "reasoning"                 // Reasoning
 	KindModelRetry        Kind = "model.retry"               // ModelRetry
 	KindModelUsage        Kind = "model.usage"               // ModelUsage
+	KindContextCompacted  Kind = "context.compacted"         // ContextCompacted
+	KindContextCleared    Kind = "context.cleared"           // ContextCleared
+	KindTurnResumed       Kind = "turn.resumed"              // TurnResumed
 )
 
 // Kinds lists every event kind, in the order a turn usually produces them.
@@ -43,6 +46,7 @@ var Kinds = []Kind{
 	KindSessionCreated, KindSessionTagged, KindTurnStarted, KindWorkspaceMoved, KindMessageDelta, KindMessage, KindActionsRequested,
 	KindApprovalRequested, KindApprovalResolved, KindActionProgress, KindActionOutput, KindActionResult, KindArtifactCreated, KindTurnCompleted, KindTurnFailed,
 	KindChannelStarted, KindReminderSet, KindReminderFired, KindReasoningDelta, KindReasoning, KindModelRetry, KindModelUsage,
+	KindContextCompacted, KindContextCleared, KindTurnResumed,
 }
 
 // Payload is the data of an event of one kind.
@@ -128,6 +132,12 @@ func PayloadOf(k Kind) Payload {
 		return &ModelRetry{}
 	case KindModelUsage:
 		return &ModelUsage{}
+	case KindContextCompacted:
+		return &ContextCompacted{}
+	case KindContextCleared:
+		return &ContextCleared{}
+	case KindTurnResumed:
+		return &TurnResumed{}
 	}
 	return nil
 }

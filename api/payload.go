@@ -184,6 +184,7 @@ const (
 	FailureCancelled      FailureCode = "cancelled"
 	FailureInterrupted    FailureCode = "interrupted"
 	FailureNotConfigured  FailureCode = "model_not_configured"
+	FailureResumeLimit    FailureCode = "resume_limit"
 	FailureInternal       FailureCode = "internal"
 )
 
@@ -195,7 +196,7 @@ var FailureCodes = []struct {
 }{
 	{FailureRateLimited, "the provider refused for the rate (429), still after `modelRetries` retries: try again later"},
 	{FailureOverloaded, "the provider was overloaded or failing (500, 502, 503, 504, 529, reset connections), still after the retries"},
-	{FailureContextLength, "the conversation does not fit the model's context window"},
+	{FailureContextLength, "the conversation does not fit the model's context window, even compacted (the provider said so, or the host counted it before calling)"},
 	{FailureAuthFailed, "the provider refused the key (401, 403): not retried"},
 	{FailureInvalidRequest, "the provider refused the request as malformed (400, 404, 413, 422): not retried"},
 	{FailureTimeout, "the model did not answer within `modelTimeout` (retries included)"},
@@ -205,6 +206,7 @@ var FailureCodes = []struct {
 	{FailureCancelled, "the turn was cancelled (`POST …/cancel`, `agent-sdk cancel`)"},
 	{FailureInterrupted, "its host shut down or died while it ran"},
 	{FailureNotConfigured, "the agent has no model (`model:` in agent.yaml, or `--model`)"},
+	{FailureResumeLimit, "its host died while it ran more often than `maxResumes` allows (each time it was resumed from what was stored): not resumed again"},
 	{FailureInternal, "the host could not run it (its store failed, its channel's onStart failed, …)"},
 }
 
@@ -240,12 +242,70 @@ type ModelUsage struct {
 	Model            string `json:"model"`
 	OutputTokens     int64  `json:"outputTokens"`
 	Provider         string `json:"provider"`
-	ReasoningTokens  int64  `json:"reasoningTokens"`
+	// Purpose is why the call was made when it was not for the turn's
+	// answer: "compaction" for a summary of the conversation's older part
+	// (context.compacted).
+	Purpose         string `json:"purpose,omitempty"`
+	ReasoningTokens int64  `json:"reasoningTokens"`
 	// Reported is false when the provider said nothing of usage (some
 	// OpenAI-compatible servers): the call counts, its tokens are 0.
-	Reported   bool   `json:"reported"`
-	StopReason string `json:"stopReason,omitempty"`
+	Reported bool `json:"reported"`
+	// RequestBytes is the size of what the call sent (turnloop's
+	// RequestBytes): with the input tokens reported, it calibrates the
+	// count of the session's next requests.
+	RequestBytes int64  `json:"requestBytes,omitempty"`
+	StopReason   string `json:"stopReason,omitempty"`
 }
+
+// ContextCompacted records that the older part of a session's
+// conversation was summarised: from now on the model sees Summary in
+// place of everything up to ThroughSeq, then what came after it
+// verbatim. Tags are the session's tags at the time (so that a turn can
+// read the session from here). TokensBefore and TokensAfter are the
+// counts of the next request without and with the summary; Trigger is
+// "auto" (a model call's count passed the threshold) or "manual" (POST
+// /v1/session/{id}/compact). (Fields in alphabetical order: the wire
+// order.)
+type ContextCompacted struct {
+	Summary      string            `json:"summary"`
+	Tags         map[string]string `json:"tags,omitempty"`
+	ThroughSeq   int64             `json:"throughSeq"`
+	TokensAfter  int64             `json:"tokensAfter"`
+	TokensBefore int64             `json:"tokensBefore"`
+	Trigger      string            `json:"trigger"`
+}
+
+// ContextCleared records that tool results up to ThroughSeq, older than
+// the last turns and larger than the clearing threshold, are replaced in
+// what the model sees by a short stand-in (the stream keeps them whole;
+// read_result reads one again). Results is how many were cleared.
+// (Fields in alphabetical order: the wire order.)
+type ContextCleared struct {
+	Results      int   `json:"results"`
+	ThroughSeq   int64 `json:"throughSeq"`
+	TokensAfter  int64 `json:"tokensAfter"`
+	TokensBefore int64 `json:"tokensBefore"`
+}
+
+// TurnResumed records that a model turn whose host died is continued by
+// another (or the same, restarted) host: From is the dead holder's home,
+// Attempt counts the resumptions of this turn from 1. Calls that were
+// running when it died have their "interrupted by host restart; not
+// retried" results before it; an answer that was streaming is asked
+// again.
+type TurnResumed struct {
+	Attempt int    `json:"attempt"`
+	From    string `json:"from,omitempty"`
+}
+
+// EventKind returns [KindContextCompacted].
+func (ContextCompacted) EventKind() Kind { return KindContextCompacted }
+
+// EventKind returns [KindContextCleared].
+func (ContextCleared) EventKind() Kind { return KindContextCleared }
+
+// EventKind returns [KindTurnResumed].
+func (TurnResumed) EventKind() Kind { return KindTurnResumed }
 
 // ModelRetry records a model call that failed in a way worth retrying (a
 // rate limit, an overload) and is tried again after WaitMs. (Fields in

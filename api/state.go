@@ -27,6 +27,9 @@ type Session struct {
 	LastSeq int64 `json:"lastSeq"`
 	// RunningTurn is the id of the running turn, or "".
 	RunningTurn string `json:"runningTurn,omitempty"`
+	// CompactedSeq is the seq of the session's latest context.compacted
+	// event (0: never compacted): a turn reads the session from there.
+	CompactedSeq int64 `json:"compactedSeq,omitempty"`
 	// Usage is what the session's model calls consumed, when the host
 	// says (GET /v1/session/{id}, the session list).
 	Usage *Usage `json:"usage,omitempty"`
@@ -37,8 +40,9 @@ type TurnKind string
 
 // Turn kinds.
 const (
-	TurnModel TurnKind = "model" // a model turn, started by a message
-	TurnCall  TurnKind = "call"  // a direct call made in the session
+	TurnModel   TurnKind = "model"   // a model turn, started by a message
+	TurnCall    TurnKind = "call"    // a direct call made in the session
+	TurnCompact TurnKind = "compact" // POST /v1/session/{id}/compact
 )
 
 // TurnStatus is where a turn stands.

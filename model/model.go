@@ -92,6 +92,10 @@ type Request struct {
 	// MaxTokens caps the answer's length; 0 means the provider's
 	// Config.MaxTokens, and failing that MaxTokensDefault.
 	MaxTokens int
+	// CacheKey groups requests that share a prefix, for providers whose
+	// prompt cache routes by a key (OpenAI's prompt_cache_key): the
+	// session's id. Providers that cache by content alone ignore it.
+	CacheKey string
 }
 
 // Chunk is one piece of a streamed answer: a text delta, a reasoning delta,
@@ -126,6 +130,9 @@ type Config struct {
 	// ReasoningEffort is OpenAI's reasoning_effort for reasoning models:
 	// minimal, low, medium or high.
 	ReasoningEffort string `yaml:"reasoningEffort" json:"reasoningEffort,omitempty"`
+	// ContextWindow is the model's context window in tokens; 0: the
+	// shipped table's ([DefaultWindows]), and none for a model it lacks.
+	ContextWindow int64 `yaml:"contextWindow" json:"contextWindow,omitempty"`
 }
 
 // Thinking configures a model's reasoning budget.

@@ -87,21 +87,26 @@ func (ps Prices) CostOf(u Usage, names ...string) (Micros, bool) {
 type Prices map[string]Price
 
 // Lookup finds name's price.
-func (ps Prices) Lookup(name string) (Price, bool) {
-	if p, ok := ps[name]; ok {
-		return p, true
+func (ps Prices) Lookup(name string) (Price, bool) { return lookup(ps, name) }
+
+// lookup finds name in a table of models: itself, or the longest entry
+// of which it names a snapshot.
+func lookup[V any](table map[string]V, name string) (V, bool) {
+	if v, ok := table[name]; ok {
+		return v, true
 	}
 	best := ""
-	for k := range ps {
+	for k := range table {
 		rest, ok := strings.CutPrefix(name, k+"-")
 		if ok && len(k) > len(best) && versionSuffix(rest) {
 			best = k
 		}
 	}
 	if best == "" {
-		return Price{}, false
+		var zero V
+		return zero, false
 	}
-	return ps[best], true
+	return table[best], true
 }
 
 // versionSuffix reports whether s, what follows a known model's name, only

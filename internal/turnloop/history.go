@@ -75,7 +75,7 @@ func (h *History) Add(e api.Event) {
 			return
 		}
 		h.reasoning = append(h.reasoning, model.Reasoning{Text: r.Text, Signature: r.Signature, Redacted: r.Redacted})
-	case api.KindTurnStarted, api.KindTurnCompleted, api.KindTurnFailed:
+	case api.KindTurnStarted, api.KindTurnCompleted, api.KindTurnFailed, api.KindTurnResumed:
 		h.reasoning = nil // an answer that never came
 	case api.KindChannelStarted:
 		c, err := api.Decode[api.ChannelStarted](e)
