@@ -61,6 +61,9 @@ func (s Sessions) Create(ctx context.Context, opts SessionOptions) (api.Session,
 	if opts.Message != "" && strings.TrimSpace(opts.Message) == "" {
 		return api.Session{}, "", api.ErrEmptyMessage
 	}
+	if err := s.h.checkMessage(opts.Message); err != nil {
+		return api.Session{}, "", err
+	}
 	if err := s.CheckQuota(ctx, opts.Principal, 1); err != nil {
 		return api.Session{}, "", err
 	}
@@ -150,6 +153,9 @@ func (s Sessions) Events(ctx context.Context, sessionID string, after int64, lim
 func (s Sessions) Send(ctx context.Context, sessionID, message string) (string, error) {
 	if strings.TrimSpace(message) == "" {
 		return "", api.ErrEmptyMessage
+	}
+	if err := s.h.checkMessage(message); err != nil {
+		return "", err
 	}
 	sess, err := s.Get(ctx, sessionID)
 	if err != nil {
