@@ -44,8 +44,8 @@ type History struct {
 	// is after turnSeq.
 	turnBegins bool
 	turnSeq    int64
-	started  bool   // the channel's onStart ran (channel.started)
-	lastUser string // the last user message's text
+	started    bool   // the channel's onStart ran (channel.started)
+	lastUser   string // the last user message's text
 	// reasoning are the blocks recorded since the last assistant message,
 	// for the next one (the answer they led to).
 	reasoning []model.Reasoning
