@@ -116,7 +116,7 @@ func (h *Host) contextStart(ctx context.Context, sess api.Session) (int64, error
 // summarise, Compacted is false and Reason says why.
 func (s Sessions) Compact(ctx context.Context, sessionID string) (api.CompactResponse, error) {
 	h := s.h
-	sess, err := s.Get(ctx, sessionID)
+	sess, err := h.session(ctx, sessionID)
 	if err != nil {
 		return api.CompactResponse{}, err
 	}
@@ -151,7 +151,7 @@ func (s Sessions) Compact(ctx context.Context, sessionID string) (api.CompactRes
 		return api.CompactResponse{}, api.Errorf(api.CodeInternal, "compacting the session: %v", err)
 	}
 	if ans.Compacted {
-		if got, err := s.Get(ctx, sessionID); err == nil {
+		if got, err := h.session(ctx, sessionID); err == nil {
 			ans.Seq = got.CompactedSeq
 		}
 	}
