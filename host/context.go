@@ -64,6 +64,21 @@ func (h *Host) contextConfig() turnloop.ContextConfig {
 	return c
 }
 
+// runnerContext is the context settings of a cloud turn: the cloud
+// model's window; nil when it is unknown.
+func (h *Host) runnerContext() *api.RunnerContext {
+	m := h.opts.Cloud.Model
+	w := m.ContextWindow
+	if w <= 0 {
+		w, _ = model.DefaultWindows().Lookup(m.Name)
+	}
+	if w <= 0 {
+		return nil
+	}
+	c := h.contextConfig()
+	return &api.RunnerContext{Window: w, Threshold: c.Threshold, KeepTurns: c.KeepTurns, ClearBytes: c.ClearBytes, Prompt: c.Prompt, SummaryTokens: c.SummaryTokens}
+}
+
 // readContext rebuilds a session's conversation for a turn, reading it
 // from its latest compaction (Session.CompactedSeq): what comes before is
 // in the summary, so a turn's cost does not grow with the session's

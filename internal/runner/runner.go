@@ -214,6 +214,10 @@ func (t *turn) run(ctx context.Context) (int, error) {
 	cfg := turnloop.Config{Model: p, System: c.System, Tools: specs, MaxSteps: max(c.MaxSteps, 1), MaxTokens: c.MaxTokens,
 		ModelTimeout: time.Duration(c.ModelTimeoutMs) * time.Millisecond, ToolConcurrency: c.ToolConcurrency, Retries: max(c.ModelRetries, 0), Logger: t.log,
 		Provider: c.Model.Provider, ModelName: c.Model.Name, CacheKey: c.SessionID}
+	if cc := c.Context; cc != nil {
+		cfg.Context = turnloop.ContextConfig{Window: cc.Window, Threshold: cc.Threshold, KeepTurns: cc.KeepTurns, ClearBytes: cc.ClearBytes,
+			Prompt: cc.Prompt, SummaryTokens: cc.SummaryTokens}
+	}
 	if cfg.ModelTimeout <= 0 {
 		cfg.ModelTimeout = 5 * time.Minute
 	}
