@@ -116,16 +116,21 @@ func TestLongSessionStaysInItsWindow(t *testing.T) {
 				}
 			}
 			summaryCalls := 0
+			var summaryIn, summaryOut, turnIn, maxIn int64
 			for _, u := range decodeAll[api.ModelUsage](t, evs) {
+				in := u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
 				if u.Purpose == "compaction" {
 					summaryCalls++
+					summaryIn, summaryOut = summaryIn+in, summaryOut+u.OutputTokens
 					continue
 				}
+				turnIn, maxIn = turnIn+in, max(maxIn, in)
 				if in := u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens; in+200 > window {
 					t.Errorf("a request of %d tokens, with 200 for the answer, was sent to a window of %d", in, window)
 				}
 			}
-			t.Logf("%d turns, %d events: %d compactions, %d clearings", turns, len(evs), len(compacted), len(cleared))
+			t.Logf("%d turns, %d events: %d compactions (%d tokens in, %d out; %.1f%% of the turns' %d input tokens), %d clearings; the largest request %d tokens",
+				turns, len(evs), len(compacted), summaryIn, summaryOut, 100*float64(summaryIn)/float64(turnIn), turnIn, len(cleared), maxIn)
 			if summaryCalls != len(compacted) {
 				t.Errorf("%d summary calls for %d compactions", summaryCalls, len(compacted))
 			}
