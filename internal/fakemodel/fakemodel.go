@@ -210,11 +210,14 @@ func begin(w http.ResponseWriter, r *http.Request, reply Reply, errorBody func(R
 	return true
 }
 
+// writeJSON writes an answer's JSON body, without escaping <, > and & (as
+// the APIs write them: "… tokens > 200000 maximum").
 func writeJSON(w http.ResponseWriter, status int, body any) {
-	b, _ := json.Marshal(body)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(b)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(body)
 }
 
 func sse(w http.ResponseWriter, event string, v any) {
