@@ -22,7 +22,10 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	// Decode only what thinking and caching need read: the fake would
 	// otherwise cost as much as what it tests.
 	if bytes.Contains(body, []byte(`"thinking":{`)) || bytes.Contains(body, []byte(`"cache_control":`)) {
-		_ = json.Unmarshal(body, &req)
+		if !walkAnthropic(body, &req) {
+			req = anthropicRequest{}
+			_ = json.Unmarshal(body, &req)
+		}
 	}
 	thinking := req.Thinking.Type == "enabled"
 	if msg := s.checkAnthropic(&req); msg != "" {
@@ -118,12 +121,15 @@ type anthropicRequest struct {
 		Type         string `json:"type"`
 		BudgetTokens int    `json:"budget_tokens"`
 	} `json:"thinking"`
-	Tools    []anthropicBlock `json:"tools"`
-	System   anthropicContent `json:"system"`
-	Messages []struct {
-		Role    string           `json:"role"`
-		Content anthropicContent `json:"content"`
-	} `json:"messages"`
+	Tools    []anthropicBlock   `json:"tools"`
+	System   anthropicContent   `json:"system"`
+	Messages []anthropicMessage `json:"messages"`
+}
+
+// anthropicMessage is a message of a request.
+type anthropicMessage struct {
+	Role    string           `json:"role"`
+	Content anthropicContent `json:"content"`
 }
 
 // issuedBlock is a reasoning block the fake answered with.

@@ -16,7 +16,8 @@ func (s *Server) openai(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req openaiRequest
-	if len(body) >= cacheMinTokens*4 { // a shorter prompt is not cached
+	if len(body) >= cacheMinTokens*4 && !walkOpenAI(body, &req) { // a shorter prompt is not cached
+		req = openaiRequest{}
 		_ = json.Unmarshal(body, &req)
 	}
 	cached, commit := s.openaiCache(&req)
