@@ -35,6 +35,9 @@ func contextHost(t *testing.T, st store.Store, window int64, opts host.Options) 
 	t.Cleanup(b.fake.Close)
 	t.Cleanup(b.summaries.Close)
 	b.summaries.SetDefault(fakemodel.Reply{Text: []string{"SUMMARY: the user asked for logs, turn after turn."}})
+	if window < 1<<20 {
+		b.fake.SetWindow(window) // a request over it is refused as the API refuses it
+	}
 	cfg := model.Config{Provider: "anthropic", Name: "fake", APIKey: "k", BaseURL: b.fake.AnthropicURL(), MaxTokens: 200, ContextWindow: window}
 	p, err := anthropic.New(cfg)
 	if err != nil {
@@ -51,7 +54,7 @@ func contextHost(t *testing.T, st store.Store, window int64, opts host.Options) 
 		return "deployed", nil
 	})
 	set, _ := tool.NewSet(logs, deploy)
-	opts.StateRoot, opts.Store, opts.Model, opts.ModelConfig = b.state, st, p, cfg
+	opts.StateRoot, opts.Store, opts.Model, opts.ModelConfig, opts.MaxTokens = b.state, st, p, cfg, cfg.MaxTokens
 	if opts.Compaction.Model == nil {
 		opts.Compaction.Model = sp
 	}
@@ -131,6 +134,32 @@ func TestLongSessionStaysInItsWindow(t *testing.T) {
 			}
 			t.Logf("%d turns, %d events: %d compactions (%d tokens in, %d out; %.1f%% of the turns' %d input tokens), %d clearings; the largest request %d tokens",
 				turns, len(evs), len(compacted), summaryIn, summaryOut, 100*float64(summaryIn)/float64(turnIn), turnIn, len(cleared), maxIn)
+			// The prompt cache: the share of the turns' input read from it,
+			// over every call, and over those that follow another call with
+			// no compaction between them.
+			var read, all, readBetween, allBetween int64
+			after := false // the call follows a compaction
+			for _, e := range evs {
+				switch e.Kind {
+				case api.KindContextCompacted:
+					after = true
+				case api.KindModelUsage:
+					u, _ := api.Decode[api.ModelUsage](e)
+					if u.Purpose != "" {
+						continue
+					}
+					in := u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
+					read, all = read+u.CacheReadTokens, all+in
+					if !after {
+						readBetween, allBetween = readBetween+u.CacheReadTokens, allBetween+in
+					}
+					after = false
+				}
+			}
+			t.Logf("cache reads: %.1f%% of the turns' input, %.1f%% between compactions", 100*float64(read)/float64(all), 100*float64(readBetween)/float64(allBetween))
+			if share := float64(readBetween) / float64(allBetween); share < 0.70 {
+				t.Errorf("%.1f%% of the input between compactions was read from the cache, want 70%% or more", 100*share)
+			}
 			if summaryCalls != len(compacted) {
 				t.Errorf("%d summary calls for %d compactions", summaryCalls, len(compacted))
 			}

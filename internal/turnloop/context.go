@@ -230,6 +230,10 @@ func fitContext(ctx context.Context, cfg Config, env Env, hist *History, req *mo
 	if fits() {
 		return req, nil
 	}
+	// Once past the threshold, go well below it (a quarter of it), so
+	// that the conversation is changed seldom: each change costs the
+	// prompt cache what follows it.
+	limit = limit * 3 / 4
 	if through, k := hist.clearing(c.keepTurns(), c.clearBytes()); k > 0 {
 		before := n
 		hist.clear(through, c.clearBytes())
