@@ -94,6 +94,7 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 	opts.StateRoot, opts.Logger, opts.Store, opts.LeaseTTL, opts.ApprovalTimeout = stateDir, logger, st, f.LeaseTTL, f.ApprovalTimeout
 	opts.MaxSessions, opts.MaxPending = f.MaxSessions, f.MaxPending
 	opts.MaxResultBytes, opts.ModelResultBytes = f.MaxResultBytes, f.ModelResultBytes
+	opts.MaxMessageBytes = f.MaxMessageBytes
 	opts.Telemetry.AgentName = f.Slug
 	if opts.Cloud.ToolsURL, err = cloudToolsURL(f.PublicURL, f.CloudToolsURL, f.Slug); err != nil {
 		fmt.Fprintln(stdio.Err, err)
