@@ -204,6 +204,7 @@ func hostOptions(configPath, modelFlag string, logger *slog.Logger, stdio Stdio,
 	if err != nil {
 		return nil, nil, err
 	}
+	yamlProvider := cfg.Model.Provider
 	if modelFlag != "" {
 		m, err := model.ParseName(modelFlag)
 		if err != nil {
@@ -237,6 +238,9 @@ func hostOptions(configPath, modelFlag string, logger *slog.Logger, stdio Stdio,
 		opts.ModelError = err
 	} else {
 		opts.Model = p
+	}
+	if opts.Compaction, err = compactionOptions(cfg.Compaction, yamlProvider, cfg.Model, opts.Model != nil, stdio.Err); err != nil {
+		return nil, nil, err
 	}
 	return opts, bot, nil
 }
