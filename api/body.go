@@ -176,12 +176,15 @@ type UsageGroup struct {
 
 // CompactResponse answers POST /v1/session/{id}/compact: the turn it ran
 // and, when Compacted, the context.compacted event's payload and seq;
-// else Reason says why nothing was compacted.
+// else Reason says why nothing was compacted, and Code why it failed.
 type CompactResponse struct {
 	OK        bool              `json:"ok"`
-	TurnID    string            `json:"turnId"`
+	TurnID    string            `json:"turnId,omitempty"`
 	Compacted bool              `json:"compacted"`
 	Seq       int64             `json:"seq,omitempty"`
 	Context   *ContextCompacted `json:"context,omitempty"`
-	Reason    string            `json:"reason,omitempty"`
+	// Code, when the compaction failed, classifies why (as turn.failed's
+	// code: rate_limited, budget_exceeded, model_not_configured, …).
+	Code   FailureCode `json:"code,omitempty"`
+	Reason string      `json:"reason,omitempty"`
 }

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/agentsdk/agentsdk/api"
@@ -128,7 +127,10 @@ func (h *Host) contextStart(ctx context.Context, sess api.Session) (int64, error
 // turns (CompactionOptions.KeepTurns): a turn of its own (kind compact)
 // that records the summary's model.usage and context.compacted. It fails
 // with api.ErrSessionBusy while another turn runs. With nothing to
-// summarise, Compacted is false and Reason says why.
+// summarise, Compacted is false and Reason says why; when the summary's
+// model call fails (or there is no model, or a usage limit is reached)
+// Compacted is false, Code classifies it as turn.failed does, and the
+// compact turn ends failed.
 func (s Sessions) Compact(ctx context.Context, sessionID string) (api.CompactResponse, error) {
 	h := s.h
 	sess, err := h.session(ctx, sessionID)
@@ -136,7 +138,7 @@ func (s Sessions) Compact(ctx context.Context, sessionID string) (api.CompactRes
 		return api.CompactResponse{}, err
 	}
 	if h.opts.Model == nil {
-		return api.CompactResponse{}, api.Errorf(api.CodeBadRequest, "compacting a session needs a model: %v", h.opts.ModelError)
+		return api.CompactResponse{OK: true, Code: api.FailureNotConfigured, Reason: "compacting a session needs a model: " + h.opts.ModelError.Error()}, nil
 	}
 	hold, err := h.beginTurn(ctx, sessionID, api.TurnStarted{Kind: api.TurnCompact})
 	if err != nil {
@@ -151,6 +153,7 @@ func (s Sessions) Compact(ctx context.Context, sessionID string) (api.CompactRes
 	case err != nil:
 		code, why := failure(tctx, err)
 		end = api.TurnFailed{Code: code, Reason: why}
+		ans.Code, ans.Reason = code, why
 	case rec == nil:
 		ans.Reason = reason
 	default:
@@ -158,12 +161,6 @@ func (s Sessions) Compact(ctx context.Context, sessionID string) (api.CompactRes
 	}
 	if err := h.endTurn(tctx, hold.Fence, end); err != nil {
 		return api.CompactResponse{}, storeError(err, nil)
-	}
-	if err != nil {
-		if errors.Is(err, turnloop.ErrParked) {
-			return api.CompactResponse{}, api.Errorf(api.CodeOverBudget, "compacting the session: %v", err)
-		}
-		return api.CompactResponse{}, api.Errorf(api.CodeInternal, "compacting the session: %v", err)
 	}
 	if ans.Compacted {
 		if got, err := h.session(ctx, sessionID); err == nil {
@@ -180,7 +177,8 @@ func (h *Host) compactNow(ctx context.Context, sess api.Session, turnID string) 
 		return nil, "", err
 	}
 	cfg := h.turnConfig(h.modelTools(), sess.ID)
-	return turnloop.Compact(ctx, cfg, turnEnv{h: h, sess: sess, turnID: turnID}, hist, "manual")
+	// A compaction does not wait for a person to raise a usage limit.
+	return turnloop.Compact(ctx, cfg, turnEnv{h: h, sess: sess, turnID: turnID, raised: raises{never: true}}, hist, "manual")
 }
 
 // checkMessage refuses a message over Options.MaxMessageBytes.

@@ -242,6 +242,17 @@ func TestCompactOnDemand(t *testing.T) {
 	if last := string(reqs[len(reqs)-1]); !strings.Contains(last, "SUMMARY:") || strings.Contains(last, "question 1") || !strings.Contains(last, "question 3") {
 		t.Errorf("the next turn's request: %.300s", last)
 	}
+	// A summary the model refuses: nothing compacted, the failure
+	// classified, the compact turn failed.
+	b.summaries.Push(fakemodel.Reply{Status: 401})
+	failed, err := b.host.Sessions().Compact(ctx, sessionID)
+	if err != nil || failed.Compacted || failed.Code != api.FailureAuthFailed || failed.Reason == "" {
+		t.Errorf("a refused summary: %+v, %v", failed, err)
+	}
+	evs, _ = b.host.Sessions().Events(ctx, sessionID, 0, 1000)
+	if last := evs[len(evs)-1]; last.Kind != api.KindTurnFailed || last.TurnID != failed.TurnID {
+		t.Errorf("the failed compaction ended with %s", last.Kind)
+	}
 	// A turn parked on an approval holds the session.
 	b.fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{{ID: "call_0", Name: "deploy", Input: `{}`}}})
 	turnID, _ := b.host.Sessions().Send(ctx, sessionID, "deploy")

@@ -145,6 +145,9 @@ func (ls UsageLimits) check(spent store.Spent, next store.Spend, raised raises) 
 type raises struct {
 	approved map[scope]int64
 	refused  map[scope]string // "denied by …: reason", "expired"
+	// never: the turn does not wait for a raise (a compact turn); a
+	// limit fails it.
+	never bool
 }
 
 func (r raises) limit(s scope, l UsageLimit) UsageLimit {
@@ -264,7 +267,7 @@ func (h *Host) admit(ctx context.Context, sess api.Session, turnID string, raise
 	})
 	switch {
 	case over != nil:
-		if refused, ok := raised.refused[over.scope]; ok || ls.OnExceed != LimitApprove {
+		if refused, ok := raised.refused[over.scope]; ok || ls.OnExceed != LimitApprove || raised.never {
 			over.decision = refused
 			return nil, over
 		}
