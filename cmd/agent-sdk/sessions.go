@@ -240,6 +240,9 @@ answers 409 session_busy (exit 2). --json prints the API's answer.`,
 			if asJSON {
 				return printAnswer(os.Stdout, ans)
 			}
+			if ans.Code != "" {
+				return fmt.Errorf("compacting session %s failed (%s): %s", args[0], ans.Code, ans.Reason)
+			}
 			if !ans.Compacted || ans.Context == nil {
 				fmt.Printf("nothing compacted in session %s: %s\n", args[0], ans.Reason)
 				return nil
