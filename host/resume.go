@@ -1,9 +1,11 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
@@ -53,6 +55,12 @@ func (h *Host) sweepDeadTurns(ctx context.Context, w sweepStore) error {
 	if err != nil {
 		return err
 	}
+	// In one order on every host, so that two sweeps on PostgreSQL lock
+	// the sessions' rows in the same order, never each waiting for the
+	// other.
+	slices.SortFunc(expired, func(a, b api.Turn) int {
+		return cmp.Or(cmp.Compare(a.SessionID, b.SessionID), cmp.Compare(a.ID, b.ID))
+	})
 	for _, t := range expired {
 		if h.leases.runs(t.SessionID, t.ID) {
 			// Ours, and alive: its renewals are late, and the next one
@@ -73,6 +81,9 @@ func (h *Host) deadTurn(ctx context.Context, w sweepStore, t api.Turn, claimed [
 	restart := api.TurnFailed{Code: api.FailureInterrupted, Reason: reasonRestart}
 	if t.Kind != api.TurnModel || h.opts.MaxResumes == 0 {
 		return h.closeDeadTurn(ctx, w, t, claimed, restart)
+	}
+	if h.ctx.Err() != nil {
+		return nil // shutting down: the next host resumes it
 	}
 	hold, err := w.TakeOverTurn(ctx, t.SessionID, t.ID, h.leases.lease())
 	switch {
