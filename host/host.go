@@ -110,8 +110,8 @@ type Options struct {
 	// turn fails as interrupted).
 	MaxResumes int
 	// LeaseTTL is how long a turn holds its session without renewing the
-	// lease: after a host dies, its turns are closed within about this
-	// long. Zero means LeaseTTLDefault.
+	// lease: after a host dies, its turns are resumed (or closed) within
+	// about this long. Zero means LeaseTTLDefault.
 	LeaseTTL time.Duration
 	// ApprovalTimeout is how long a gated call waits for a decision before
 	// it expires, unless its tool says otherwise; zero means
