@@ -22,9 +22,9 @@ import (
 // an answer that was streaming is missing (only complete messages are
 // read) and is asked again. A cloud turn is made ready for the next claim
 // instead. Each resumption counts: past Options.MaxResumes the turn fails
-// with resume_limit. Other turns (a direct call's, a compaction's) are
-// closed with turn.failed, as is a turn another has taken the session
-// from.
+// with resume_limit. Other turns (a direct call's, a compaction's, an
+// eval case's: the case is failed, not run again) are closed with
+// turn.failed, as is a turn another has taken the session from.
 
 // sweepStore is what the sweep of dead turns reads and writes through: a
 // job's transaction (txWriter: what it appends is published once it has
@@ -82,6 +82,15 @@ func (h *Host) deadTurn(ctx context.Context, w sweepStore, t api.Turn, claimed [
 	if t.Kind != api.TurnModel || h.opts.MaxResumes == 0 {
 		return h.closeDeadTurn(ctx, w, t, claimed, restart)
 	}
+	sess, err := w.Session(ctx, t.SessionID)
+	if err != nil {
+		return err
+	}
+	if sess.Channel == EvalChannel {
+		// Its eval case is failed as interrupted, not run again (package
+		// evals' sweep): so is the case's turn.
+		return h.closeDeadTurn(ctx, w, t, claimed, restart)
+	}
 	if h.ctx.Err() != nil {
 		return nil // shutting down: the next host resumes it
 	}
@@ -92,10 +101,6 @@ func (h *Host) deadTurn(ctx context.Context, w sweepStore, t api.Turn, claimed [
 	case errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrNotRunning):
 		return nil // renewed, taken over, parked or ended meanwhile
 	case err != nil:
-		return err
-	}
-	sess, err := w.Session(ctx, t.SessionID)
-	if err != nil {
 		return err
 	}
 	notify, err := h.interruptClaimed(ctx, w, t, claimed)
