@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"path/filepath"
@@ -315,6 +316,7 @@ func TestDeadTurns(t *testing.T) {
 	tests := []struct {
 		name       string
 		kind       api.TurnKind
+		channel    string // the session's; default http
 		maxResumes int
 		events     []api.Event
 		want       string // the kinds the turn ends with
@@ -332,6 +334,8 @@ func TestDeadTurns(t *testing.T) {
 		{name: "answered", kind: api.TurnModel,
 			events: []api.Event{ev(api.Message{Role: api.RoleAssistant, Text: "all done"}), ev(api.ModelUsage{Model: "fake"})},
 			want:   "message model.usage turn.resumed workspace.moved turn.completed"},
+		{name: "eval case", kind: api.TurnModel, channel: EvalChannel, events: []api.Event{running},
+			want: "action.result turn.failed", code: api.FailureInterrupted, reason: reasonRestart},
 		{name: "direct call", kind: api.TurnCall, events: []api.Event{},
 			want: "turn.started turn.failed", code: api.FailureInterrupted, reason: reasonRestart},
 	}
@@ -339,7 +343,7 @@ func TestDeadTurns(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			st := memory.New()
 			ctx := context.Background()
-			if _, err := st.CreateSession(ctx, api.Session{ID: "s", Channel: "http", Mode: api.ModeLocal}); err != nil {
+			if _, err := st.CreateSession(ctx, api.Session{ID: "s", Channel: cmp.Or(tt.channel, "http"), Mode: api.ModeLocal}); err != nil {
 				t.Fatal(err)
 			}
 			start := []api.Event{ev(api.TurnStarted{Kind: tt.kind})}
