@@ -35,6 +35,7 @@ import (
 //	toolConcurrency: 4
 //	modelTimeout: 5m   # each model call, its retries included
 //	modelRetries: 3    # retries of a rate-limited or overloaded model call (0 to 10)
+//	maxResumes: 2      # resumptions of a turn whose host died (0 to 10; 0: never)
 //	pricing:                       # dollars per million tokens, over the shipped table
 //	  my-model: {input: 3, output: 15}
 //	limits:                        # per turn, session, principal per day
@@ -54,6 +55,10 @@ type Config struct {
 	// ModelRetries bounds the retries of a model call that was rate
 	// limited or met an overloaded provider; nil: the host's default (3).
 	ModelRetries *int `yaml:"modelRetries"`
+	// MaxResumes bounds how many times a model turn whose host died is
+	// resumed by another (or the restarted) host; nil: the host's default
+	// (2), 0: never (it fails as interrupted).
+	MaxResumes *int `yaml:"maxResumes"`
 	// Mode is where a new session's turns run unless it says: local (in
 	// the host, the default) or cloud (on a runner, agent-sdk runner).
 	Mode string `yaml:"mode"`
@@ -251,6 +256,9 @@ func Load(path string) (Config, error) {
 // ModelRetriesMax bounds modelRetries.
 const ModelRetriesMax = 10
 
+// MaxResumesMax bounds maxResumes.
+const MaxResumesMax = 10
+
 // anthropicThinkingMin is the least thinking budget Anthropic takes
 // (model/anthropic.ThinkingBudgetMin, not imported: the CLI reads this
 // file and links no provider).
@@ -260,6 +268,9 @@ const anthropicThinkingMin = 1024
 func (c Config) validateModel() error {
 	if r := c.ModelRetries; r != nil && (*r < 0 || *r > ModelRetriesMax) {
 		return fmt.Errorf("modelRetries is %d: want 0 to %d", *r, ModelRetriesMax)
+	}
+	if r := c.MaxResumes; r != nil && (*r < 0 || *r > MaxResumesMax) {
+		return fmt.Errorf("maxResumes is %d: want 0 to %d", *r, MaxResumesMax)
 	}
 	if t := c.Model.Thinking; t != nil {
 		switch {

@@ -8,17 +8,17 @@ import (
 	"testing"
 )
 
-// agent.yaml's modelRetries reaches the host's options: absent, the
-// host's default (0); 0, none (negative); n, n.
+// agent.yaml's modelRetries and maxResumes reach the host's options:
+// absent, the host's default (0); 0, none (negative); n, n.
 func TestModelRetriesOption(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agent.yaml")
 	tests := []struct {
-		yaml string
-		want int
+		yaml              string
+		want, wantResumes int
 	}{
-		{"", 0},
-		{"modelRetries: 0\n", -1},
-		{"modelRetries: 7\n", 7},
+		{"", 0, 0},
+		{"modelRetries: 0\nmaxResumes: 0\n", -1, -1},
+		{"modelRetries: 7\nmaxResumes: 3\n", 7, 3},
 	}
 	for _, tt := range tests {
 		if err := os.WriteFile(path, []byte(tt.yaml), 0o644); err != nil {
@@ -28,8 +28,8 @@ func TestModelRetriesOption(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if opts.ModelRetries != tt.want {
-			t.Errorf("%q: ModelRetries %d, want %d", tt.yaml, opts.ModelRetries, tt.want)
+		if opts.ModelRetries != tt.want || opts.MaxResumes != tt.wantResumes {
+			t.Errorf("%q: ModelRetries %d, MaxResumes %d; want %d, %d", tt.yaml, opts.ModelRetries, opts.MaxResumes, tt.want, tt.wantResumes)
 		}
 	}
 }

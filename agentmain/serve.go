@@ -214,7 +214,7 @@ func hostOptions(configPath, modelFlag string, logger *slog.Logger, stdio Stdio,
 	}
 	opts := &host.Options{
 		System: cfg.System, MaxSteps: cfg.MaxSteps, ToolConcurrency: cfg.ToolConcurrency,
-		ModelTimeout: time.Duration(cfg.ModelTimeout), MaxTokens: cfg.Model.MaxTokens, ModelRetries: modelRetries(cfg.ModelRetries),
+		ModelTimeout: time.Duration(cfg.ModelTimeout), MaxTokens: cfg.Model.MaxTokens, ModelRetries: zeroIsNone(cfg.ModelRetries), MaxResumes: zeroIsNone(cfg.MaxResumes),
 		Cloud:    host.CloudOptions{DefaultMode: api.Mode(cfg.Mode), Model: cfg.Model},
 		Channels: o.channels, Schedules: o.schedules,
 		ModelConfig: cfg.Model, Limits: usageLimits(cfg.Limits),
@@ -253,9 +253,9 @@ func usageLimits(l agentconfig.Limits) host.UsageLimits {
 	return host.UsageLimits{Turn: one(l.Turn), Session: one(l.Session), PrincipalDaily: one(l.PrincipalDaily), OnExceed: host.OnExceed(l.OnExceed)}
 }
 
-// modelRetries is agent.yaml's modelRetries as host.Options takes it:
-// absent, the default (0); 0, none (negative).
-func modelRetries(n *int) int {
+// zeroIsNone is a count of agent.yaml's (modelRetries, maxResumes) as
+// host.Options takes it: absent, the default (0); 0, none (negative).
+func zeroIsNone(n *int) int {
 	switch {
 	case n == nil:
 		return 0

@@ -208,11 +208,12 @@ func TestCloudTurnApproval(t *testing.T) {
 	}
 }
 
-// A runner that stops reporting loses its turn when the lease runs out: it
-// is closed as interrupted, with a result for the call it was running,
-// never left open; the session takes messages again.
+// A runner that stops reporting loses its turn when the lease runs out: the
+// host's sweep answers the call it was running as interrupted, records
+// turn.resumed, and the next claim goes on with it; past MaxResumes the
+// turn fails with resume_limit. The session takes messages again.
 func TestCloudRunnerDies(t *testing.T) {
-	h := setupCloudTTL(t, host.CloudOptions{}, 400*time.Millisecond)
+	h := setupCloudWith(t, host.Options{LeaseTTL: 400 * time.Millisecond, MaxResumes: 1})
 	ctx := context.Background()
 	sess, turnID, err := h.Sessions().Create(ctx, host.SessionOptions{Mode: api.ModeCloud, Message: "go"})
 	if err != nil {
@@ -233,25 +234,43 @@ func TestCloudRunnerDies(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
+	// The runner dies; the next claim (after the lease runs out) has the
+	// running call's result and the resumption.
+	c2 := mustClaim(t, h, 10*time.Second)
+	if c2.TurnID != turnID || c2.Token <= c.Token {
+		t.Fatalf("the second claim: %s token %d after %d", c2.TurnID, c2.Token, c.Token)
+	}
+	if got := kinds(c2.Events); !strings.HasSuffix(got, "actions.requested action.result turn.resumed") {
+		t.Errorf("the second claim's history: %s", got)
+	}
+	if r := find(c2.Events, api.KindActionResult); len(r) != 1 || !strings.Contains(string(r[0].Data), callID) || !strings.Contains(string(r[0].Data), "interrupted by host restart; not retried") {
+		t.Errorf("the running call's result: %v", r)
+	}
+	if r := find(c2.Events, api.KindTurnResumed); len(r) == 1 {
+		if got, _ := api.Decode[api.TurnResumed](r[0]); got != (api.TurnResumed{Attempt: 1, From: "runner:r1"}) {
+			t.Errorf("turn.resumed: %+v", got)
+		}
+	}
+	if err := h.Runners().Report(ctx, sess.ID, turnID, api.RunnerReport{Token: c.Token, End: api.RunnerEndCompleted}); !errors.Is(err, &api.Error{Code: api.CodeLeaseLost}) {
+		t.Errorf("the dead runner's report after the second claim: %v", err)
+	}
+	// The second runner dies too: once is all MaxResumes allows.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		evs, _ := h.Sessions().Events(ctx, sess.ID, 0, 0)
 		if f := find(evs, api.KindTurnFailed); len(f) == 1 {
-			if !strings.Contains(string(f[0].Data), "interrupted by host restart") || f[0].TurnID != turnID {
+			if got, _ := api.Decode[api.TurnFailed](f[0]); got.Code != api.FailureResumeLimit || !strings.Contains(got.Reason, "died 2 times") || f[0].TurnID != turnID {
 				t.Errorf("turn.failed: %s", f[0].Data)
-			}
-			if r := find(evs, api.KindActionResult); len(r) != 1 || !strings.Contains(string(r[0].Data), callID) || !strings.Contains(string(r[0].Data), "interrupted") {
-				t.Errorf("the running call's result: %v", r)
 			}
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the dead runner's turn is still open: %s", kinds(evs))
+			t.Fatalf("the turn of two dead runners is still open: %s", kinds(evs))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	if _, err := h.Sessions().Send(ctx, sess.ID, "again"); err != nil {
-		t.Errorf("the session after its runner died: %v", err)
+		t.Errorf("the session after its runners died: %v", err)
 	}
 }
 

@@ -17,9 +17,10 @@ import (
 
 // One turn per session holds across hosts (409 session_busy through the
 // other host). A host that stops renewing its turn's lease (a paused or
-// partitioned process) loses the session: a job closes the turn once the lease has run
-// out, the other host takes the session, and the first host's late model
-// answer is refused by the store, never reaching the stream.
+// partitioned process) loses the session: once the lease has run out the
+// other host's sweep takes the turn over and finishes it, and the first
+// host's late model answer is refused by the store, never reaching the
+// stream.
 func TestFencingAfterTakeover(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.Schema(t)
@@ -68,10 +69,10 @@ func TestFencingAfterTakeover(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	waitFor("turn.failed for A's turn", func(e api.Event) bool { return e.TurnID == turnA && e.Kind == api.KindTurnFailed })
+	waitFor("turn.completed for A's turn, resumed by B", func(e api.Event) bool { return e.TurnID == turnA && e.Kind == api.KindTurnCompleted })
 	turnB, err := b.Sessions().Send(ctx, sess.ID, "again")
 	if err != nil {
-		t.Fatalf("B takes the session once A's turn is closed: %v", err)
+		t.Fatalf("B takes the session once A's turn is done: %v", err)
 	}
 	waitFor("turn.completed for B's turn", func(e api.Event) bool { return e.TurnID == turnB && e.Kind == api.KindTurnCompleted })
 
@@ -85,19 +86,27 @@ func TestFencingAfterTakeover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	failedAt := int64(0)
+	endedAt := int64(0)
 	var moved *api.WorkspaceMoved
+	var resumed *api.TurnResumed
 	for _, e := range evs {
 		if strings.Contains(string(e.Data), "late answer") {
 			t.Errorf("A wrote after losing its lease: %+v", e)
 		}
-		if e.TurnID == turnA && e.Kind == api.KindTurnFailed {
-			failedAt = e.Seq
+		if e.TurnID == turnA && e.Kind == api.KindTurnCompleted {
+			endedAt = e.Seq
 		}
-		if failedAt != 0 && e.Seq > failedAt && e.TurnID == turnA {
-			t.Errorf("an event of A's turn after it was closed: %+v", e)
+		if endedAt != 0 && e.Seq > endedAt && e.TurnID == turnA {
+			t.Errorf("an event of A's turn after it ended: %+v", e)
 		}
-		if e.Kind == api.KindWorkspaceMoved && e.TurnID == turnB {
+		if e.Kind == api.KindTurnResumed && e.TurnID == turnA {
+			r, err := api.Decode[api.TurnResumed](e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resumed = &r
+		}
+		if e.Kind == api.KindWorkspaceMoved && e.TurnID == turnA {
 			m, err := api.Decode[api.WorkspaceMoved](e)
 			if err != nil {
 				t.Fatal(err)
@@ -105,8 +114,11 @@ func TestFencingAfterTakeover(t *testing.T) {
 			moved = &m
 		}
 	}
+	if resumed == nil || resumed.Attempt != 1 || resumed.From != a.leases.home {
+		t.Errorf("A's turn should record its resumption from %s: %+v", a.leases.home, resumed)
+	}
 	if moved == nil || moved.From != a.leases.home || moved.To != b.leases.home {
-		t.Errorf("B's turn should record the move from %s to %s: %+v", a.leases.home, b.leases.home, moved)
+		t.Errorf("the resumption should record the move from %s to %s: %+v", a.leases.home, b.leases.home, moved)
 	}
 	if a.leases.runs(sess.ID, turnA) {
 		t.Error("A still runs its turn after its write was refused")

@@ -103,9 +103,15 @@ type Options struct {
 	// with backoff or after the wait the provider asks for
 	// (internal/turnloop). Zero means ModelRetriesDefault; negative, none.
 	ModelRetries int
+	// MaxResumes bounds how many times a model turn whose host died is
+	// resumed by the host that finds its lease expired (see
+	// [Host.Start]); a turn whose host dies once more fails with
+	// resume_limit. Zero means MaxResumesDefault; negative, never (the
+	// turn fails as interrupted).
+	MaxResumes int
 	// LeaseTTL is how long a turn holds its session without renewing the
-	// lease: after a host dies, its turns are closed within about this
-	// long. Zero means LeaseTTLDefault.
+	// lease: after a host dies, its turns are resumed (or closed) within
+	// about this long. Zero means LeaseTTLDefault.
 	LeaseTTL time.Duration
 	// ApprovalTimeout is how long a gated call waits for a decision before
 	// it expires, unless its tool says otherwise; zero means
@@ -192,6 +198,7 @@ const (
 	ToolConcurrencyDefault  = 4
 	ModelTimeoutDefault     = 5 * time.Minute
 	ModelRetriesDefault     = 3
+	MaxResumesDefault       = 2
 	LeaseTTLDefault         = 15 * time.Second
 	ApprovalTimeoutDefault  = 24 * time.Hour
 	MaxFileBytesDefault     = 256 << 20
@@ -230,6 +237,12 @@ func (o Options) withDefaults() Options {
 		o.ModelRetries = ModelRetriesDefault
 	case o.ModelRetries < 0:
 		o.ModelRetries = 0
+	}
+	switch {
+	case o.MaxResumes == 0:
+		o.MaxResumes = MaxResumesDefault
+	case o.MaxResumes < 0:
+		o.MaxResumes = 0
 	}
 	if o.LeaseTTL == 0 {
 		o.LeaseTTL = LeaseTTLDefault

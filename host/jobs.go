@@ -34,7 +34,7 @@ func (h *Host) jobHandlers() map[string]store.JobHandler {
 // hourly.
 const jobPruneKeys = "idempotency.prune"
 
-// jobSweepTurns closes the turns whose host died. Each host sweeps every
+// jobSweepTurns resumes or closes the turns whose host died. Each host sweeps every
 // LeaseTTL/2 itself (Start), in a transaction of its own, so that failover
 // does not wait for River's leader; the kind stays for the periodic jobs
 // that earlier versions enqueued.
@@ -54,8 +54,8 @@ func (h *Host) runJobs(ctx context.Context, j store.Jobs) error {
 	return nil
 }
 
-// txWriter writes a decision and an outcome in a job's transaction, and
-// tells the subscribers once it has committed.
+// txWriter writes a decision, an outcome or a turn's events in a job's
+// transaction, and tells the subscribers once it has committed.
 type txWriter struct {
 	store.Tx
 	log *eventLog
@@ -65,6 +65,22 @@ func (w txWriter) Append(ctx context.Context, sessionID string, events ...api.Ev
 	stored, err := w.Tx.Append(ctx, sessionID, events...)
 	if err == nil {
 		w.AfterCommit(func() { w.log.publish(sessionID, stored) })
+	}
+	return stored, err
+}
+
+func (w txWriter) AppendTurn(ctx context.Context, f store.Fence, events ...api.Event) ([]api.Event, error) {
+	stored, err := w.Tx.AppendTurn(ctx, f, events...)
+	if err == nil {
+		w.AfterCommit(func() { w.log.publish(f.SessionID, stored) })
+	}
+	return stored, err
+}
+
+func (w txWriter) EndTurn(ctx context.Context, p store.EndTurnParams) ([]api.Event, error) {
+	stored, err := w.Tx.EndTurn(ctx, p)
+	if err == nil {
+		w.AfterCommit(func() { w.log.publish(p.SessionID, stored) })
 	}
 	return stored, err
 }
@@ -119,73 +135,39 @@ func (h *Host) expireNow(ctx context.Context, callID string) {
 	}
 }
 
-// sweepTurnsJob ends the turns whose lease ran out (their host died) with
-// turn.failed, each with the approved calls it was running recorded as
-// interrupted, all in the job's transaction. The store is the judge: a turn
-// of this very host whose renewals stalled past the TTL is ended too, and
-// its next write finds its fence gone.
+// sweepTurnsJob resumes or closes the turns whose lease ran out (their
+// host died), all in the job's transaction (see sweepDeadTurns).
 func (h *Host) sweepTurnsJob(ctx context.Context, tx store.Tx, job store.Job) error {
-	now := time.Now()
-	expired, err := tx.ExpiredTurns(ctx, now)
-	if err != nil {
-		return err
-	}
-	if len(expired) == 0 {
-		return nil
-	}
-	// Approved calls claimed and without an outcome: claimed by a turn's
-	// holder (drive runs them under the turn's lease), they died with it.
-	// Every claim's lease ends within a LeaseTTL, hence the horizon.
-	claimed, err := tx.OrphanedApprovals(ctx, now.Add(h.opts.LeaseTTL+time.Minute))
-	if err != nil {
-		return err
-	}
-	for _, t := range expired {
-		if err := h.closeDeadTurn(ctx, tx, t, claimed); err != nil {
-			return err
-		}
-	}
-	return nil
+	return h.sweepDeadTurns(ctx, txWriter{tx, h.log})
 }
 
-// closeDeadTurn ends a dead turn, records its claimed calls as
+// closeDeadTurn ends a dead turn with end, records its claimed calls as
 // interrupted, and then streams the end: the results of every call it left
 // unanswered come first.
-func (h *Host) closeDeadTurn(ctx context.Context, tx store.Tx, t api.Turn, claimed []api.Approval) error {
-	_, err := tx.EndTurn(ctx, store.EndTurnParams{SessionID: t.SessionID, TurnID: t.ID, Expired: true,
-		Status: api.TurnStatusFailed, Reason: reasonRestart})
+func (h *Host) closeDeadTurn(ctx context.Context, w sweepStore, t api.Turn, claimed []api.Approval, end api.TurnFailed) error {
+	_, err := w.EndTurn(ctx, store.EndTurnParams{SessionID: t.SessionID, TurnID: t.ID, Expired: true,
+		Status: api.TurnStatusFailed, Reason: end.Reason})
 	switch {
 	case errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrNotRunning), errors.Is(err, store.ErrLeaseLost):
 		return nil // renewed, parked or ended meanwhile
 	case err != nil:
 		return err
 	}
-	w := txWriter{tx, h.log}
-	var notify []string
-	for _, a := range claimed {
-		if a.SessionID != t.SessionID || a.TurnID != t.ID {
-			continue
-		}
-		won, err := h.record(ctx, w, a, interrupted, 0)
-		if err != nil {
-			return err
-		}
-		if won {
-			notify = append(notify, a.CallID)
-		}
+	notify, err := h.interruptClaimed(ctx, w, t, claimed)
+	if err != nil {
+		return err
 	}
 	// The calls the dead host was running get a result too, so that every
 	// call the stream announced is answered. (Parked ones are answered by
 	// their decision or expiry.)
-	open, err := openCalls(ctx, tx, t.SessionID, t.ID, false)
+	open, err := openCalls(ctx, w, t.SessionID, t.ID, false)
 	if err != nil {
 		return err
 	}
-	end := append(interruptedResults(open), api.TurnFailed{Code: api.FailureInterrupted, Reason: reasonRestart})
-	if _, err := w.Append(ctx, t.SessionID, events(t.ID, end...)...); err != nil {
+	if _, err := w.Append(ctx, t.SessionID, events(t.ID, append(interruptedResults(open), end)...)...); err != nil {
 		return err
 	}
-	tx.AfterCommit(func() {
+	w.AfterCommit(func() {
 		for _, id := range notify {
 			h.waiters.notify(id)
 		}

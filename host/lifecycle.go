@@ -167,8 +167,9 @@ func (l *leases) runs(sessionID, turnID string) bool {
 	return rt != nil && rt.fence.TurnID == turnID
 }
 
-// Start begins the host's background work. Every LeaseTTL/2 it closes the
-// turns whose host died (their lease expired) with turn.failed. On a store
+// Start begins the host's background work. Every LeaseTTL/2 it resumes
+// the model turns whose host died (their lease expired), at most
+// Options.MaxResumes times each, and closes the others with turn.failed. On a store
 // that runs durable jobs (store.Jobs: SQLite and PostgreSQL), the other
 // timers are jobs any host may work: an approval nobody answered in time
 // expires, an approved call whose host died running it is recorded as
@@ -241,9 +242,9 @@ func (h *Host) Start(ctx context.Context) error {
 // sweep is one round of Start's sweep; a panic in it is logged and the
 // next round runs.
 func (h *Host) sweep() {
-	defer guard(h.logger, "closing interrupted turns")
+	defer guard(h.logger, "resuming interrupted turns")
 	if err := h.recover(h.ctx); err != nil && h.ctx.Err() == nil {
-		h.logger.Warn("closing interrupted turns", "err", err)
+		h.logger.Warn("resuming interrupted turns", "err", err)
 	}
 }
 
@@ -375,9 +376,10 @@ func (h *Host) catchUp(ctx context.Context) error {
 	return nil
 }
 
-// recover ends the turns whose lease expired (their host died), expires
-// approvals nobody answered in time, and records approved calls whose host
-// died running them: one round of the host's sweep. On a store with jobs
+// recover resumes or ends the turns whose lease expired (their host
+// died; see sweepDeadTurns), expires approvals nobody answered in time,
+// and records approved calls whose host died running them: one round of
+// the host's sweep. On a store with jobs
 // the approvals are their jobs' (durable since the call parked or was
 // approved) and the turns are swept in a transaction, as the job would.
 func (h *Host) recover(ctx context.Context) error {
@@ -386,7 +388,7 @@ func (h *Host) recover(ctx context.Context) error {
 			return h.sweepTurnsJob(ctx, tx, store.Job{Kind: jobSweepTurns})
 		})
 		if err != nil {
-			return fmt.Errorf("closing interrupted turns: %w", err)
+			return fmt.Errorf("resuming interrupted turns: %w", err)
 		}
 		return nil
 	}
@@ -399,24 +401,7 @@ func (h *Host) recover(ctx context.Context) error {
 	if err := h.orphans(ctx); err != nil {
 		return err
 	}
-	expired, err := h.log.ExpiredTurns(ctx, time.Now())
-	if err != nil {
-		return err
-	}
-	for _, t := range expired {
-		if h.leases.runs(t.SessionID, t.ID) {
-			continue // ours, and alive; its renewal is late
-		}
-		open, err := openCalls(ctx, h.log, t.SessionID, t.ID, false)
-		if err != nil {
-			return err
-		}
-		if err := h.endTurn(ctx, store.Fence{SessionID: t.SessionID, TurnID: t.ID}, api.TurnFailed{Code: api.FailureInterrupted, Reason: reasonRestart}, interruptedResults(open)...); err != nil {
-			return err
-		}
-		h.logger.Info("closed a turn interrupted by a host restart", "session", t.SessionID, "turn", t.ID)
-	}
-	return nil
+	return h.sweepDeadTurns(ctx, logTx{h.log})
 }
 
 // Close cancels running turns (they end with turn.failed) and stops the

@@ -363,10 +363,11 @@ func TestBusySession(t *testing.T) {
 	}
 }
 
-// A turn whose host died (its lease expired) is closed by the next host,
-// with a result for each call the dead host was running.
+// A turn whose host died (its lease expired) is closed by the next host
+// when it resumes none (MaxResumes negative), with a result for each call
+// the dead host was running.
 func TestInterruptedTurnIsClosed(t *testing.T) {
-	b := setupSessions(t, "", host.Options{LeaseTTL: 300 * time.Millisecond})
+	b := setupSessions(t, "", host.Options{LeaseTTL: 300 * time.Millisecond, MaxResumes: -1})
 	ctx := context.Background()
 	sess, _, _ := b.host.Sessions().Create(ctx, host.SessionOptions{})
 	// Another host began a turn, ran one of three calls, parked another,

@@ -650,6 +650,54 @@ func (s *sqlStore) ResumeTurn(ctx context.Context, sessionID, turnID string, lea
 	return h, nil
 }
 
+func (s *sqlStore) TakeOverTurn(ctx context.Context, sessionID, turnID string, lease Lease) (Hold, error) {
+	now := s.now()
+	h := Hold{Fence: Fence{SessionID: sessionID, TurnID: turnID}}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var status string
+		err := tx.QueryRowContext(ctx, s.q(`SELECT status FROM turns WHERE session_id = ? AND id = ?`), sessionID, turnID).Scan(&status)
+		if errors.Is(err, sql.ErrNoRows) || err == nil && status != string(api.TurnStatusRunning) {
+			return ErrNotRunning
+		}
+		if err != nil {
+			return err
+		}
+		query := `SELECT COALESCE(turn_id, ''), COALESCE(lease_holder, ''), lease_expires FROM sessions WHERE id = ?`
+		if s.dialect.RowLocks {
+			query += ` FOR UPDATE`
+		}
+		var holds string
+		var expires sql.NullInt64
+		if err := tx.QueryRowContext(ctx, s.q(query), sessionID).Scan(&holds, &h.PrevHolder, &expires); err != nil {
+			return err
+		}
+		switch {
+		case holds != turnID:
+			return ErrLeaseLost
+		case !expires.Valid:
+			return ErrNotRunning // parked
+		case expires.Int64 >= micros(now):
+			return ErrBusy
+		}
+		var prev sql.NullString
+		err = tx.QueryRowContext(ctx, s.q(`UPDATE sessions SET lease_holder = ?, lease_expires = ?, lease_token = lease_token + 1, home = ?, prev_home = home
+			WHERE id = ? AND turn_id = ? AND lease_expires < ? RETURNING lease_token, prev_home`),
+			lease.Holder, micros(now.Add(lease.TTL)), lease.Home, sessionID, turnID, micros(now)).Scan(&h.Token, &prev)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrBusy // taken over or renewed meanwhile
+		}
+		h.PrevHome = prev.String
+		return err
+	})
+	if errors.Is(err, ErrNotRunning) || errors.Is(err, ErrBusy) || errors.Is(err, ErrLeaseLost) {
+		return Hold{}, err
+	}
+	if err != nil {
+		return Hold{}, fmt.Errorf("taking over turn: %w", err)
+	}
+	return h, nil
+}
+
 func (s *sqlStore) ParkedTurns(ctx context.Context) ([]api.Turn, error) {
 	out, err := queryAll(ctx, s.read, s.q(`SELECT t.session_id, t.id, t.kind, t.status, t.reason, t.started_at FROM sessions s
 		JOIN turns t ON t.session_id = s.id AND t.id = s.turn_id WHERE s.turn_id IS NOT NULL AND s.lease_expires IS NULL`), nil, scanTurnRow)

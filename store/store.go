@@ -75,11 +75,15 @@ type Fence struct {
 	Token     int64
 }
 
-// Hold is what BeginTurn and ResumeTurn give a turn: its fence, and the
-// Home of the session's previous holder ("" if none, or unknown).
+// Hold is what BeginTurn, ResumeTurn and TakeOverTurn give a turn: its
+// fence, and the Home of the session's previous holder ("" if none, or
+// unknown).
 type Hold struct {
 	Fence
 	PrevHome string
+	// PrevHolder is the Holder of the lease TakeOverTurn took over (the
+	// holder that died); "" from BeginTurn and ResumeTurn.
+	PrevHolder string
 }
 
 // Page asks for part of a list: at most Limit items after Cursor.
@@ -210,6 +214,14 @@ type Sessions interface {
 	ResumeTurn(ctx context.Context, sessionID, turnID string, lease Lease) (Hold, error)
 	// ParkedTurns lists parked turns.
 	ParkedTurns(ctx context.Context) ([]api.Turn, error)
+	// TakeOverTurn takes the lease of a running turn whose lease ran out
+	// (its holder died), moving the token on, so that the turn goes on
+	// under a new holder and the dead one's writes are refused: what a
+	// recovery that continues a turn uses. Of several callers, one wins;
+	// the others get ErrBusy, as they do while the lease is live.
+	// ErrNotRunning if the turn has ended or is parked, ErrLeaseLost if it
+	// no longer holds its session (another turn took it).
+	TakeOverTurn(ctx context.Context, sessionID, turnID string, lease Lease) (Hold, error)
 
 	// Append adds events to a session's stream and returns them numbered.
 	Append(ctx context.Context, sessionID string, events ...api.Event) ([]api.Event, error)

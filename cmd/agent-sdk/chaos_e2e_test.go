@@ -1078,14 +1078,15 @@ func (c *chaos) check(full bool) string {
 	sids := c.sessionIDs()
 	events := map[string][]chaosEvent{}
 	results := map[string][]chaosEvent{} // call → its action.result events, in any session
-	nEvents, interruptedTurns, unanswered := 0, 0, 0
+	nEvents, interruptedTurns, unanswered, resumedTurns := 0, 0, 0, 0
 	for _, sid := range sids {
 		evs := c.storedEvents(sid)
 		events[sid] = evs
 		nEvents += len(evs)
-		i, u := c.checkStream(sid, evs, full)
+		i, u, r := c.checkStream(sid, evs, full)
 		interruptedTurns += i
 		unanswered += u
+		resumedTurns += r
 		for _, e := range evs {
 			if e.Kind == "action.result" {
 				results[e.str("callId")] = append(results[e.str("callId")], e)
@@ -1262,10 +1263,10 @@ func (c *chaos) check(full bool) string {
 	}
 
 	c.snapshot = events
-	return fmt.Sprintf("%d sessions, %d events (%d turns closed as interrupted, %d of their calls parked for a decision), %d client (re)connections; "+
+	return fmt.Sprintf("%d sessions, %d events (%d turns resumed, %d closed as interrupted, %d of their calls parked for a decision), %d client (re)connections; "+
 		"%d turns, %d session calls, %d direct calls acknowledged, %d mark runs; %d parked calls (%d acknowledged): %d pending, %d approved (%d acknowledged) of which %d ran, %d interrupted, %d under way; "+
 		"counter %d (acknowledged %d, attempted %d)",
-		len(sids), nEvents, interruptedTurns, unanswered, resumes,
+		len(sids), nEvents, resumedTurns, interruptedTurns, unanswered, resumes,
 		len(l.turns), len(l.sessCalls), len(l.direct), len(marks), len(approvals), len(l.parked), pending, len(approvals)-pending, len(l.approved),
 		ran, interruptedCalls, undone, counter, l.incrAcked, l.incrTried)
 }
@@ -1275,23 +1276,25 @@ func (c *chaos) check(full bool) string {
 // once with nothing of it after its end but a decided call's outcome, each
 // call requested, decided and answered at most once, and every call of a
 // completed turn answered, and of a turn whose host died too (but for its
-// parked calls). It returns the turns that failed because their host died,
-// and how many of their calls are parked without a result yet.
-func (c *chaos) checkStream(sid string, evs []chaosEvent, full bool) (interrupted, unanswered int) {
+// parked calls); a turn resumed after its host died counts its attempts
+// from 1, at most maxResumes (2). It returns the turns that failed because
+// their host died, how many of their calls are parked without a result
+// yet, and the turns resumed.
+func (c *chaos) checkStream(sid string, evs []chaosEvent, full bool) (interrupted, unanswered, resumed int) {
 	t := c.t
 	for i, e := range evs {
 		if e.Seq != int64(i+1) {
 			t.Errorf("session %s: event %d has seq %d (a gap or a repeat):\n%s", sid, i+1, e.Seq, eventsText(evs))
-			return 0, 0
+			return 0, 0, 0
 		}
 	}
 	if prev := c.snapshot[sid]; len(prev) > len(evs) || eventsText(prev) != eventsText(evs[:len(prev)]) {
 		t.Errorf("session %s: the events stored at the last check changed:\nthen:\n%s\nnow:\n%s", sid, eventsText(prev), eventsText(evs))
 	}
 	type turnState struct {
-		started, ended int
-		end            chaosEvent
-		requested      []string
+		started, ended, resumed int
+		end                     chaosEvent
+		requested               []string
 	}
 	turns := map[string]*turnState{}
 	var order []string
@@ -1313,6 +1316,15 @@ func (c *chaos) checkStream(sid string, evs []chaosEvent, full bool) (interrupte
 		case "turn.completed", "turn.failed":
 			ts.ended++
 			ts.end = e
+		case "turn.resumed":
+			ts.resumed++
+			var r struct {
+				Attempt int `json:"attempt"`
+			}
+			json.Unmarshal(e.Data, &r)
+			if r.Attempt != ts.resumed || r.Attempt > 2 {
+				t.Errorf("session %s: turn %s resumed as attempt %d, its resumption %d (maxResumes 2)", sid, e.TurnID, r.Attempt, ts.resumed)
+			}
 		case "actions.requested":
 			var p struct {
 				Actions []struct {
@@ -1357,7 +1369,9 @@ func (c *chaos) checkStream(sid string, evs []chaosEvent, full bool) (interrupte
 		case ts.end.Kind == "turn.completed" && missing+parked > 0:
 			t.Errorf("session %s: turn %s completed with %d of its calls unanswered", sid, id, missing+parked)
 		case ts.end.Kind == "turn.failed":
-			if reason := ts.end.str("reason"); reason != "interrupted by host restart" {
+			// A direct call's turn is closed as interrupted; a model turn is
+			// resumed, and fails only once its host died past maxResumes.
+			if reason, code := ts.end.str("reason"), ts.end.str("code"); reason != "interrupted by host restart" && (code != "resume_limit" || ts.resumed != 2) {
 				t.Errorf("session %s: turn %s failed: %s", sid, id, ts.end.Data)
 			}
 			if missing > 0 {
@@ -1368,8 +1382,11 @@ func (c *chaos) checkStream(sid string, evs []chaosEvent, full bool) (interrupte
 			interrupted++
 			unanswered += parked
 		}
+		if ts.resumed > 0 {
+			resumed++
+		}
 	}
-	return interrupted, unanswered
+	return interrupted, unanswered, resumed
 }
 
 func outcomeText(a chaosApproval) string {

@@ -123,7 +123,8 @@ func cloudHost(t *testing.T, c *mhCluster, model *fakemodel.Server, public bool)
 // tool (run on the host, over MCP, its result on the host's stream) and an
 // agent tool (run in the runner's workspace); a gated server tool parks the
 // turn, and approving it on the host lets a runner go on with it; a runner
-// SIGKILLed mid-turn leaves the turn failed as interrupted, not open.
+// SIGKILLed mid-turn leaves the turn to the next claim (turn.resumed, the
+// running call answered as interrupted), which finishes it.
 func TestCloudTurnsOnARunner(t *testing.T) {
 	c := cloudCluster(t)
 	fake := c.fake(t, "(no more scripted replies)",
@@ -211,7 +212,9 @@ func TestCloudTurnsOnARunner(t *testing.T) {
 		t.Errorf("the runner ran %d claims; want 3 (the first turn, the gated one before and after the decision)", n)
 	}
 
-	// The runner dies mid-call: the turn is closed as interrupted.
+	// The runner dies mid-call: the host's sweep answers the call as
+	// interrupted and records turn.resumed; the next runner's claim
+	// finishes the turn.
 	status, v, err = mhDo(h.server, "POST", "/session/"+sid+"/messages", `{"message":"where are you?"}`)
 	if err != nil || status != 202 {
 		t.Fatalf("third message: %d %v %v", status, v, err)
@@ -222,13 +225,23 @@ func TestCloudTurnsOnARunner(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // into the sleeping script
 	killed := time.Now()
 	runner.cmd.Process.Kill()
-	evs = st.until(t, time.Minute, "the dead runner's turn closed", func(e mhEvent) bool { return e.TurnID == tid3 && e.Kind == "turn.failed" })
-	t.Logf("the dead runner's turn was closed %v after the SIGKILL (--lease-ttl 2s)", time.Since(killed).Round(time.Millisecond))
-	if r := ofCall(evs, "action.result", slowCall); len(r) != 1 || r[0].field("isError") != true {
+	evs = st.until(t, time.Minute, "the dead runner's turn resumed", func(e mhEvent) bool { return e.TurnID == tid3 && e.Kind == "turn.resumed" })
+	t.Logf("the dead runner's turn was resumed %v after the SIGKILL (--lease-ttl 2s)", time.Since(killed).Round(time.Millisecond))
+	if r := ofCall(evs, "action.result", slowCall); len(r) != 1 || r[0].field("isError") != true || !strings.Contains(fmt.Sprint(r[0].field("result")), "not retried") {
 		t.Errorf("the interrupted call's result: %v", r)
 	}
-	if reason := evs[len(evs)-1].field("reason"); reason != "interrupted by host restart" {
-		t.Errorf("turn.failed reason %v", reason)
+	if last := evs[len(evs)-1]; last.field("from") != "runner:r1" || last.field("attempt") != 1.0 {
+		t.Errorf("turn.resumed: %s", last)
+	}
+	startRunner(t, base, c.token, fake)
+	evs = st.until(t, time.Minute, "the resumed turn's end", func(e mhEvent) bool {
+		return e.TurnID == tid3 && (e.Kind == "turn.completed" || e.Kind == "turn.failed")
+	})
+	if last := evs[len(evs)-1]; last.Kind != "turn.completed" {
+		t.Fatalf("the resumed turn ended with %s\n%s", last, eventLines(evs))
+	}
+	if reqs := fake.Requests(); !strings.Contains(string(reqs[len(reqs)-1]), "interrupted by host restart; not retried") {
+		t.Errorf("the next runner's model did not read the interruption: %.600s", reqs[len(reqs)-1])
 	}
 }
 

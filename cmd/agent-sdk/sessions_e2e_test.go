@@ -54,7 +54,7 @@ func storedKinds(t *testing.T, s *server, sessionID string) []string {
 
 // Sessions and model turns on the real binary, with the model configured in
 // agent.yaml and served by a fake Anthropic API; then a SIGKILL in the middle
-// of a turn and a restart.
+// of a turn and a restart, which resumes the turn.
 func TestSessionsAndRestart(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "chat")
 	if err := newAgent(dir); err != nil {
@@ -120,17 +120,20 @@ func TestSessionsAndRestart(t *testing.T) {
 	}
 	s.cmd.Wait()
 
+	fake.SetDefault(fakemodel.Reply{Text: []string{"Resumed."}})
 	s2 := startServerEnv(t, dir, env, "--lease-ttl", "1s")
-	// The interrupted turn is closed, on the same stream.
-	waitEvent(t, s2, hung, func(kind, data string) bool {
-		return kind == "turn.failed" && strings.Contains(data, "interrupted by host restart")
-	})
+	// The interrupted turn is resumed by the restarted host, which asks the
+	// model again, on the same stream.
+	waitEvent(t, s2, hung, func(kind, data string) bool { return kind == "turn.completed" })
 	// Everything from before the kill is still there.
 	if got := storedKinds(t, s2, done); strings.Join(got, " ") != strings.Join(after, " ") {
 		t.Errorf("after the restart:\n%v\nbefore:\n%v", got, after)
 	}
-	if got := storedKinds(t, s2, hung); strings.Join(got, " ") != "session.created turn.started message turn.failed" {
+	if got := storedKinds(t, s2, hung); strings.Join(got, " ") != "session.created turn.started message turn.resumed message.delta message model.usage turn.completed" {
 		t.Errorf("the interrupted session: %v", got)
+	}
+	if reqs := fake.Requests(); len(reqs) != 4 || !strings.Contains(string(reqs[3]), "think hard") {
+		t.Errorf("the resumed turn should ask the model again with its history: %d requests", len(reqs))
 	}
 	// The session takes new turns.
 	fake.SetDefault(fakemodel.Reply{Text: []string{"Back."}})

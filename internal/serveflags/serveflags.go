@@ -82,7 +82,7 @@ func (s *Serve) Register(fs *pflag.FlagSet, slugDefault string) {
 	fs.DurationVar(&s.DrainTimeout, "drain-timeout", DrainTimeoutDefault, "how long shutdown waits for in-flight calls")
 	fs.StringVar(&s.LogFormat, "log-format", LogFormatDefault, "request log format: text or json")
 	fs.StringVar(&s.Model, "model", "", "model as provider/name (anthropic/…, openai/…, gemini/…), overriding agent/agent.yaml")
-	fs.DurationVar(&s.LeaseTTL, "lease-ttl", LeaseTTLDefault, "how long a turn holds its session between renewals; a dead host's turns are closed after it")
+	fs.DurationVar(&s.LeaseTTL, "lease-ttl", LeaseTTLDefault, "how long a turn holds its session between renewals; a dead host's turns are resumed (or closed) after it")
 	fs.DurationVar(&s.ApprovalWait, "approval-wait", ApprovalWaitDefault, "how long a direct call of a gated tool waits for a decision before answering 202 (0: at once)")
 	fs.DurationVar(&s.ApprovalTimeout, "approval-timeout", ApprovalTimeoutDefault, "how long a gated call stays pending before it expires, unless its tool says otherwise")
 	fs.DurationVar(&s.BodyTimeout, "body-timeout", BodyTimeoutDefault, "how long a request's body may take to arrive after its headers; then 408 and the connection is closed (0: no limit)")

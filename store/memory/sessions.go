@@ -25,8 +25,9 @@ type session struct {
 	leaseExpires time.Time
 	// token is the lease token: moved on by every BeginTurn and ResumeTurn.
 	token int64
-	// home is the Lease.Home of the last turn begun or resumed.
-	home string
+	// home is the Lease.Home of the last turn begun or resumed, holder
+	// its Lease.Holder.
+	home, holder string
 	// calls are its model calls' usage, as model_calls keeps them.
 	calls  []store.UsageRow
 	turns  map[string]*api.Turn
@@ -52,7 +53,7 @@ func (s *session) take(f *store.Fence, lease store.Lease, now time.Time) string 
 	s.leased, s.leaseExpires = true, now.Add(lease.TTL)
 	s.token++
 	prev := s.home
-	s.home = lease.Home
+	s.home, s.holder = lease.Home, lease.Holder
 	f.Token = s.token
 	return prev
 }
@@ -334,6 +335,30 @@ func (m *memStore) ResumeTurn(ctx context.Context, sessionID, turnID string, lea
 		return store.Hold{}, store.ErrNotRunning
 	}
 	h := store.Hold{Fence: store.Fence{SessionID: sessionID, TurnID: turnID}}
+	h.PrevHome = s.take(&h.Fence, lease, now)
+	return h, nil
+}
+
+func (m *memStore) TakeOverTurn(ctx context.Context, sessionID, turnID string, lease store.Lease) (store.Hold, error) {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[sessionID]
+	if !ok {
+		return store.Hold{}, store.ErrNotRunning
+	}
+	t, ok := s.turns[turnID]
+	switch {
+	case !ok || t.Status != api.TurnStatusRunning:
+		return store.Hold{}, store.ErrNotRunning
+	case !s.holds(turnID):
+		return store.Hold{}, store.ErrLeaseLost
+	case !s.leased:
+		return store.Hold{}, store.ErrNotRunning // parked
+	case !lapsed(s.leaseExpires, now):
+		return store.Hold{}, store.ErrBusy
+	}
+	h := store.Hold{Fence: store.Fence{SessionID: sessionID, TurnID: turnID}, PrevHolder: s.holder}
 	h.PrevHome = s.take(&h.Fence, lease, now)
 	return h, nil
 }

@@ -36,6 +36,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FailedCreateApprovalChangesNothing", testCreateApprovalAtomic},
 		{"ParkedTurns", testParkedTurns},
 		{"Fencing", testFencing},
+		{"TakeOverExpiredTurn", testTakeOver},
 		{"Jobs", testJobs},
 		{"Timers", testTimers},
 		{"Evals", testEvals},
@@ -449,6 +450,76 @@ func testFencing(t *testing.T, s store.Store) {
 	}
 	if _, err := s.EndTurn(ctx, store.EndTurnParams{SessionID: "s", TurnID: "t2", Token: back.Token, Status: api.TurnStatusCompleted}); err != nil {
 		t.Errorf("ending with the current token: %v", err)
+	}
+}
+
+// A running turn whose lease ran out is taken over by one new holder, under
+// a new token; a live, parked, ended or displaced turn is not.
+func testTakeOver(t *testing.T, s store.Store) {
+	mustSession(t, s, "s")
+	live := hold(t, s, "s", "t1", store.Lease{Holder: "a", TTL: time.Minute, Home: "host-a"})
+	b := store.Lease{Holder: "b", TTL: time.Minute, Home: "host-b"}
+	if _, err := s.TakeOverTurn(ctx, "s", "t1", b); !errors.Is(err, store.ErrBusy) {
+		t.Errorf("taking over a live turn: %v", err)
+	}
+	if _, err := s.TakeOverTurn(ctx, "s", "nope", b); !errors.Is(err, store.ErrNotRunning) {
+		t.Errorf("taking over a turn that does not exist: %v", err)
+	}
+	if err := s.RenewLease(ctx, live.Fence, store.Lease{Holder: "a", TTL: -time.Second}); err != nil {
+		t.Fatal(err) // a's host dies: its lease runs out
+	}
+	var wg sync.WaitGroup
+	holds := make([]store.Hold, 4)
+	errs := make([]error, len(holds))
+	for i := range holds {
+		wg.Go(func() { holds[i], errs[i] = s.TakeOverTurn(ctx, "s", "t1", b) })
+	}
+	wg.Wait()
+	var took store.Hold
+	for i, err := range errs {
+		switch {
+		case err == nil && took.Token == 0:
+			took = holds[i]
+		case err == nil:
+			t.Errorf("two callers took the turn over: %+v and %+v", took, holds[i])
+		case !errors.Is(err, store.ErrBusy):
+			t.Errorf("a losing take-over: %v, want ErrBusy", err)
+		}
+	}
+	if took.Token <= live.Token || took.TurnID != "t1" || took.PrevHome != "host-a" || took.PrevHolder != "a" {
+		t.Fatalf("the take-over's hold = %+v after %+v", took, live)
+	}
+	if expired, _ := s.ExpiredTurns(ctx, time.Now()); len(expired) != 0 {
+		t.Errorf("a taken-over turn is still expired: %+v", expired)
+	}
+	if _, err := s.AppendTurn(ctx, live.Fence, ev("late", nil)); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("the dead holder's append after the take-over: %v", err)
+	}
+	if _, err := s.AppendTurn(ctx, took.Fence, ev("x", nil)); err != nil {
+		t.Errorf("the new holder's append: %v", err)
+	}
+	if err := s.ParkTurn(ctx, took.Fence); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TakeOverTurn(ctx, "s", "t1", b); !errors.Is(err, store.ErrNotRunning) {
+		t.Errorf("taking over a parked turn: %v", err)
+	}
+	if _, err := s.ResumeTurn(ctx, "s", "t1", store.Lease{Holder: "c", TTL: -time.Second}); err != nil {
+		t.Fatal(err) // resumed, and its host died too
+	}
+	// A new turn takes the session whose lease ran out: the old turn no
+	// longer holds it, and is for closing, not taking over.
+	if _, err := beginTurn(s, "s", "t2", api.TurnModel, store.Lease{Holder: "d", TTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TakeOverTurn(ctx, "s", "t1", b); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("taking over a displaced turn: %v", err)
+	}
+	if _, err := s.EndTurn(ctx, store.EndTurnParams{SessionID: "s", TurnID: "t2", Status: api.TurnStatusCompleted}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TakeOverTurn(ctx, "s", "t2", b); !errors.Is(err, store.ErrNotRunning) {
+		t.Errorf("taking over an ended turn: %v", err)
 	}
 }
 
