@@ -121,6 +121,22 @@ type EndTurnParams struct {
 	Events []api.Event
 }
 
+// CancelTurnParams end a parked turn that is cancelled.
+type CancelTurnParams struct {
+	SessionID string
+	TurnID    string
+	// Reason is the turn's reason, and the one recorded on each pending
+	// call it closes.
+	Reason string
+	// Outcome is recorded for each call it closes, with the call's
+	// ToolName and CallID.
+	Outcome api.Outcome
+	// Events returns what to append in the same transaction, given the
+	// calls closed as they stand after it (their results, the turn's end).
+	// It is called inside the transaction, so it must not use the store.
+	Events func(closed []api.Approval) []api.Event
+}
+
 // ListApprovalsParams select approvals.
 type ListApprovalsParams struct {
 	Status api.ApprovalStatus // "" for all
@@ -210,6 +226,15 @@ type Sessions interface {
 	ResumeTurn(ctx context.Context, sessionID, turnID string, lease Lease) (Hold, error)
 	// ParkedTurns lists parked turns.
 	ParkedTurns(ctx context.Context) ([]api.Turn, error)
+	// CancelTurn ends a parked turn as failed (p.Reason), releases the
+	// session and closes the calls the turn waits on, atomically: its
+	// pending approvals become cancelled (a later decision fails with
+	// ErrAlreadyResolved), and each of its approvals without an outcome
+	// that nobody has claimed (pending, or approved and not yet run) gets
+	// p.Outcome, so that it never runs. It returns the calls it closed and
+	// the events of p.Events as stored; ErrNotRunning, changing nothing, if
+	// the turn is not parked (a lease holds it, or it has ended).
+	CancelTurn(ctx context.Context, p CancelTurnParams) ([]api.Approval, []api.Event, error)
 
 	// Append adds events to a session's stream and returns them numbered.
 	Append(ctx context.Context, sessionID string, events ...api.Event) ([]api.Event, error)
