@@ -661,25 +661,8 @@ func (s *sqlStore) CancelTurn(ctx context.Context, p CancelTurnParams) ([]api.Ap
 	var out []api.Event
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		closed, out = nil, nil
-		// Parked: the turn holds its session without a lease. Releasing the
-		// session first locks its row, so that a resumption waits for this
-		// transaction and then finds the turn gone.
-		res, err := tx.ExecContext(ctx, s.q(`UPDATE sessions SET turn_id = NULL, lease_holder = NULL, lease_expires = NULL
-			WHERE id = ? AND turn_id = ? AND lease_expires IS NULL`), p.SessionID, p.TurnID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return ErrNotRunning
-		}
-		res, err = tx.ExecContext(ctx, s.q(`UPDATE turns SET status = ?, reason = ?, ended_at = ? WHERE session_id = ? AND id = ? AND status = ?`),
-			string(api.TurnStatusFailed), p.Reason, micros(now), p.SessionID, p.TurnID, string(api.TurnStatusRunning))
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return ErrNotRunning
-		}
+		// Rows are locked in the order the other writes lock them
+		// (approvals, the turn, its session), lest two of them deadlock.
 		query := `SELECT ` + approvalColumns + ` FROM approvals
 			WHERE session_id = ? AND turn_id = ? AND outcome IS NULL AND executor = '' ORDER BY requested_at, call_id`
 		if s.dialect.RowLocks {
@@ -688,6 +671,27 @@ func (s *sqlStore) CancelTurn(ctx context.Context, p CancelTurnParams) ([]api.Ap
 		open, err := queryAll(ctx, tx, s.q(query), []any{p.SessionID, p.TurnID}, scanApprovalRow)
 		if err != nil {
 			return err
+		}
+		res, err := tx.ExecContext(ctx, s.q(`UPDATE turns SET status = ?, reason = ?, ended_at = ? WHERE session_id = ? AND id = ? AND status = ?`),
+			string(api.TurnStatusFailed), p.Reason, micros(now), p.SessionID, p.TurnID, string(api.TurnStatusRunning))
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrNotRunning
+		}
+		// Parked: the turn holds its session without a lease. The row lock
+		// makes a resumption (or a holder's write) wait for this
+		// transaction, and then find the turn gone.
+		release := `UPDATE sessions SET turn_id = NULL, lease_holder = NULL, lease_expires = NULL WHERE id = ? AND turn_id = ?`
+		if !p.Held {
+			release += ` AND lease_expires IS NULL`
+		}
+		if res, err = tx.ExecContext(ctx, s.q(release), p.SessionID, p.TurnID); err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrNotRunning
 		}
 		for _, a := range open {
 			was := a.Status

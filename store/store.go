@@ -131,6 +131,9 @@ type CancelTurnParams struct {
 	// Outcome is recorded for each call it closes, with the call's
 	// ToolName and CallID.
 	Outcome api.Outcome
+	// Held also ends the turn while a lease holds it (a cloud turn on its
+	// runner): the holder's next write finds its fence gone.
+	Held bool
 	// Events returns what to append in the same transaction, given the
 	// calls closed as they stand after it (their results, the turn's end).
 	// It is called inside the transaction, so it must not use the store.
@@ -233,7 +236,8 @@ type Sessions interface {
 	// that nobody has claimed (pending, or approved and not yet run) gets
 	// p.Outcome, so that it never runs. It returns the calls it closed and
 	// the events of p.Events as stored; ErrNotRunning, changing nothing, if
-	// the turn is not parked (a lease holds it, or it has ended).
+	// the turn does not hold its session parked (a lease holds it, unless
+	// p.Held, or it has ended).
 	CancelTurn(ctx context.Context, p CancelTurnParams) ([]api.Approval, []api.Event, error)
 
 	// Append adds events to a session's stream and returns them numbered.

@@ -360,7 +360,7 @@ func (m *memStore) CancelTurn(ctx context.Context, p store.CancelTurnParams) ([]
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.sessions[p.SessionID]
-	if !ok || !s.holds(p.TurnID) || s.leased {
+	if !ok || !s.holds(p.TurnID) || (s.leased && !p.Held) {
 		return nil, nil, store.ErrNotRunning
 	}
 	t, ok := s.turns[p.TurnID]

@@ -32,7 +32,8 @@ func cancelParams(s, t string) store.CancelTurnParams {
 // A parked turn is cancelled once, with the calls it waits on: pending
 // ones become cancelled, approved ones nobody ran get an outcome so that
 // they never run; a call being run, another turn's and one with an
-// outcome are left alone. A turn a lease holds is not cancelled.
+// outcome are left alone. A turn a lease holds is cancelled only with
+// Held.
 func testCancelTurn(t *testing.T, s store.Store) {
 	mustSession(t, s, "s")
 	h := hold(t, s, "s", "t1", store.Lease{Holder: "h", TTL: time.Minute})
@@ -127,8 +128,24 @@ func testCancelTurn(t *testing.T, s store.Store) {
 	if _, _, err := s.CancelTurn(ctx, cancelParams("nope", "t1")); !errors.Is(err, store.ErrNotRunning) {
 		t.Errorf("cancelling in a missing session: %v", err)
 	}
-	if _, err := beginTurn(s, "s", "t2", api.TurnModel, store.Lease{Holder: "h", TTL: time.Minute}); err != nil {
-		t.Errorf("a new turn after the cancel: %v", err)
+	h2 := hold(t, s, "s", "t2", store.Lease{Holder: "h", TTL: time.Minute})
+
+	// Held ends a turn its lease holds too: the holder's writes then fail.
+	park("held", "t2", 10)
+	p := cancelParams("s", "t2")
+	p.Held = true
+	closed, stored, err = s.CancelTurn(ctx, p)
+	if err != nil || len(closed) != 1 || closed[0].CallID != "held" || closed[0].Status != api.ApprovalCancelled || len(stored) != 2 {
+		t.Errorf("cancelling a held turn = %+v, %+v, %v", closed, stored, err)
+	}
+	if _, err := s.AppendTurn(ctx, h2.Fence, ev("late", nil)); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("the holder wrote after the cancel: %v", err)
+	}
+	if err := s.RenewLease(ctx, h2.Fence, store.Lease{Holder: "h", TTL: time.Minute}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("the holder renewed after the cancel: %v", err)
+	}
+	if _, _, err := s.CancelTurn(ctx, p); !errors.Is(err, store.ErrNotRunning) {
+		t.Errorf("cancelling an ended turn: %v", err)
 	}
 }
 
