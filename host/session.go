@@ -211,7 +211,7 @@ func (h *Host) cancelTurn(ctx context.Context, sessionID, turnID string, held bo
 		return storeError(err, nil)
 	}
 	end := h.withTurnUsage(ctx, store.Fence{SessionID: sessionID, TurnID: turnID}, api.TurnFailed{Code: api.FailureCancelled, Reason: "cancelled"})
-	closed, _, err := h.log.CancelTurn(ctx, store.CancelTurnParams{SessionID: sessionID, TurnID: turnID, Reason: "cancelled", Held: held,
+	closed, _, err := h.log.CancelTurn(ctx, store.CancelTurnParams{SessionID: sessionID, TurnID: turnID, Reason: "cancelled", CallReason: "its turn was cancelled", Held: held,
 		Outcome: api.Outcome{IsError: true, Result: cancelledResult},
 		Events: func(closed []api.Approval) []api.Event {
 			var ps []api.Payload

@@ -697,7 +697,7 @@ func (s *sqlStore) CancelTurn(ctx context.Context, p CancelTurnParams) ([]api.Ap
 			was := a.Status
 			if a.Status == api.ApprovalPending {
 				at := now
-				a.Status, a.DecidedAt, a.Reason = api.ApprovalCancelled, &at, p.Reason
+				a.Status, a.DecidedAt, a.Reason = api.ApprovalCancelled, &at, p.CallReason
 			}
 			var decided any // NULL while undecided
 			if a.DecidedAt != nil {

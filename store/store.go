@@ -125,9 +125,10 @@ type EndTurnParams struct {
 type CancelTurnParams struct {
 	SessionID string
 	TurnID    string
-	// Reason is the turn's reason, and the one recorded on each pending
+	// Reason is the turn's reason; CallReason is recorded on each pending
 	// call it closes.
-	Reason string
+	Reason     string
+	CallReason string
 	// Outcome is recorded for each call it closes, with the call's
 	// ToolName and CallID.
 	Outcome api.Outcome

@@ -152,7 +152,7 @@ var ops = []op{
 		evs := in.events()
 		var given []api.Approval
 		closed, stored, err := s.CancelTurn(ctx, store.CancelTurnParams{SessionID: in.pick("s1", "s2"), TurnID: in.pick("t1", "t2", "t3"),
-			Reason: in.pick("", "cancelled"), Outcome: api.Outcome{IsError: true, Result: json.RawMessage(`"x"`)}, Held: in.n(2) == 0,
+			Reason: in.pick("", "cancelled"), CallReason: in.pick("", "why"), Outcome: api.Outcome{IsError: true, Result: json.RawMessage(`"x"`)}, Held: in.n(2) == 0,
 			Events: func(closed []api.Approval) []api.Event { given = closed; return evs }})
 		return show2(closed, stored, err) + show(given, nil)
 	}},

@@ -389,7 +389,7 @@ func (m *memStore) CancelTurn(ctx context.Context, p store.CancelTurnParams) ([]
 	var closed []api.Approval // nil when empty, as in SQL
 	for i, a := range open {
 		if a.Status == api.ApprovalPending {
-			a.Status, a.DecidedAt, a.Reason = api.ApprovalCancelled, clonePtr(&now), p.Reason
+			a.Status, a.DecidedAt, a.Reason = api.ApprovalCancelled, clonePtr(&now), p.CallReason
 		}
 		a.outcome = outcomes[i]
 		r, err := a.record()

@@ -19,7 +19,7 @@ var cancelled = api.Outcome{IsError: true, Result: json.RawMessage(`"cancelled b
 // cancelParams cancels turn t of session s, appending one event per call
 // closed and then turn.failed.
 func cancelParams(s, t string) store.CancelTurnParams {
-	return store.CancelTurnParams{SessionID: s, TurnID: t, Reason: "cancelled", Outcome: cancelled,
+	return store.CancelTurnParams{SessionID: s, TurnID: t, Reason: "cancelled", CallReason: "its turn was cancelled", Outcome: cancelled,
 		Events: func(closed []api.Approval) []api.Event {
 			var evs []api.Event
 			for _, a := range closed {
@@ -102,7 +102,7 @@ func testCancelTurn(t *testing.T, s store.Store) {
 		t.Errorf("session = %+v", sess)
 	}
 	a, err := resolve(s, "pending", true, "late", "", store.Lease{})
-	if !errors.Is(err, store.ErrAlreadyResolved) || a.Status != api.ApprovalCancelled || a.DecidedAt == nil || a.Reason != "cancelled" {
+	if !errors.Is(err, store.ErrAlreadyResolved) || a.Status != api.ApprovalCancelled || a.DecidedAt == nil || a.Reason != "its turn was cancelled" {
 		t.Errorf("deciding a cancelled call: %+v, %v", a, err)
 	}
 	if won, _ := s.ClaimApproval(ctx, "approved", store.Lease{Holder: "h2", TTL: time.Minute}); won {
