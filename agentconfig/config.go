@@ -29,6 +29,7 @@ import (
 //	  maxTokens: 4096
 //	  thinking: {budgetTokens: 8000} # Anthropic extended thinking (1024 or more)
 //	  reasoningEffort: medium        # OpenAI reasoning models: minimal, low, medium or high
+//	  contextWindow: 200000          # tokens; default: the shipped table's (model.DefaultWindows)
 //	system: You review pull requests.
 //	maxSteps: 16
 //	toolConcurrency: 4
@@ -39,6 +40,9 @@ import (
 //	limits:                        # per turn, session, principal per day
 //	  session: {usd: 5}
 //	  onExceed: approve            # or fail
+//	compaction:                    # past 0.8 of the window, old turns are summarised
+//	  threshold: 0.8
+//	  model: claude-haiku-4-5      # the summaries' model (default: the agent's)
 type Config struct {
 	Model           model.Config         `yaml:"model"`
 	MCP             map[string]MCPServer `yaml:"mcp"`
@@ -63,6 +67,8 @@ type Config struct {
 	Pricing map[string]Price `yaml:"pricing"`
 	// Limits bound what model turns spend.
 	Limits Limits `yaml:"limits"`
+	// Compaction keeps model turns within the model's context window.
+	Compaction Compaction `yaml:"compaction"`
 }
 
 // Slack configures the built-in slack channel (Events API and
@@ -231,6 +237,12 @@ func Load(path string) (Config, error) {
 		return c, fmt.Errorf("reading %s: %w", path, err)
 	}
 	if err := c.validateModel(); err != nil {
+		return c, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if err := c.validateWindow(); err != nil {
+		return c, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if err := c.Compaction.validate(); err != nil {
 		return c, fmt.Errorf("reading %s: %w", path, err)
 	}
 	return c, nil

@@ -31,6 +31,7 @@ func TestFlagDefaultsAgree(t *testing.T) {
 		{"unauth-body-timeout", serveflags.UnauthBodyTimeoutDefault, serve.UnauthBodyTimeoutDefault},
 		{"max-unauth-bodies", serveflags.MaxUnauthBodiesDefault, serve.MaxUnauthBodiesDefault},
 		{"max-eval-batches", serveflags.MaxEvalBatchesDefault, evals.MaxRunningBatches},
+		{"max-message-bytes", serveflags.MaxMessageBytesDefault, host.MaxMessageBytesDefault},
 	}
 	for _, tt := range tests {
 		if tt.flag != tt.own {

@@ -94,6 +94,7 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 	opts.StateRoot, opts.Logger, opts.Store, opts.LeaseTTL, opts.ApprovalTimeout = stateDir, logger, st, f.LeaseTTL, f.ApprovalTimeout
 	opts.MaxSessions, opts.MaxPending = f.MaxSessions, f.MaxPending
 	opts.MaxResultBytes, opts.ModelResultBytes = f.MaxResultBytes, f.ModelResultBytes
+	opts.MaxMessageBytes = f.MaxMessageBytes
 	opts.Telemetry.AgentName = f.Slug
 	if opts.Cloud.ToolsURL, err = cloudToolsURL(f.PublicURL, f.CloudToolsURL, f.Slug); err != nil {
 		fmt.Fprintln(stdio.Err, err)
@@ -203,6 +204,7 @@ func hostOptions(configPath, modelFlag string, logger *slog.Logger, stdio Stdio,
 	if err != nil {
 		return nil, nil, err
 	}
+	yamlProvider := cfg.Model.Provider
 	if modelFlag != "" {
 		m, err := model.ParseName(modelFlag)
 		if err != nil {
@@ -236,6 +238,9 @@ func hostOptions(configPath, modelFlag string, logger *slog.Logger, stdio Stdio,
 		opts.ModelError = err
 	} else {
 		opts.Model = p
+	}
+	if opts.Compaction, err = compactionOptions(cfg.Compaction, yamlProvider, cfg.Model, opts.Model != nil, stdio.Err); err != nil {
+		return nil, nil, err
 	}
 	return opts, bot, nil
 }

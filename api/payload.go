@@ -279,8 +279,12 @@ type ContextCompacted struct {
 // the last turns and larger than the clearing threshold, are replaced in
 // what the model sees by a short stand-in (the stream keeps them whole;
 // read_result reads one again). Results is how many were cleared.
+// TokensBefore and TokensAfter are the counts of the next request
+// without and with the stand-ins.
 // (Fields in alphabetical order: the wire order.)
 type ContextCleared struct {
+	// MinBytes: only results larger than this are cleared.
+	MinBytes     int   `json:"minBytes"`
 	Results      int   `json:"results"`
 	ThroughSeq   int64 `json:"throughSeq"`
 	TokensAfter  int64 `json:"tokensAfter"`

@@ -54,8 +54,26 @@ type RunnerClaim struct {
 	// Tools are the tools offered to the model: the agent tools, and the
 	// server tools when MCPURL is set.
 	Tools []RunnerTool `json:"tools"`
-	// Events is the session's stream so far, the turn's history.
+	// Events is the session's stream so far, the turn's history: from its
+	// latest compaction's throughSeq on (all of it if never compacted).
 	Events []Event `json:"events"`
+	// Context keeps the turn's requests within the model's window, as on
+	// the host (absent: the window is unknown; nothing is counted).
+	Context *RunnerContext `json:"context,omitempty"`
+}
+
+// RunnerContext is agent.yaml's compaction: for a cloud turn: the model's
+// window in tokens, the share of it past which old results are cleared
+// and the older turns summarised (with the turn's own model), the turns
+// kept verbatim, the size over which an old result is cleared (-1:
+// never), the summariser's prompt ("" the default) and a summary's cap.
+type RunnerContext struct {
+	Window        int64   `json:"window"`
+	Threshold     float64 `json:"threshold,omitempty"`
+	KeepTurns     int     `json:"keepTurns,omitempty"`
+	ClearBytes    int     `json:"clearBytes,omitempty"`
+	Prompt        string  `json:"prompt,omitempty"`
+	SummaryTokens int     `json:"summaryTokens,omitempty"`
 }
 
 // RunnerTool is a tool of a cloud turn.
@@ -78,7 +96,8 @@ type RunnerReport struct {
 	// Events are the turn's new events, in order: message.delta,
 	// message (assistant), actions.requested, action.result, action
 	// progress and output, model.usage (priced by the host),
-	// model.retry, reasoning.delta and reasoning only.
+	// model.retry, reasoning.delta, reasoning, context.cleared and
+	// context.compacted only.
 	Events []Event `json:"events,omitempty"`
 	// End, if set, ends the runner's claim: completed, failed (with
 	// Reason) or parked (calls wait for approval; the turn goes on when

@@ -422,6 +422,9 @@ func TestSessionRefusals(t *testing.T) {
 		{"bad cursor", third(c.Sessions(ctx, 0, "nonsense")), http.StatusBadRequest, api.ErrBadCursor},
 		{"stored events of an unknown session", second(c.StoredEvents(ctx, "sess_nope", 0, 0)), http.StatusNotFound, api.ErrSessionNotFound},
 		{"artifacts of an unknown session", second(c.Artifacts(ctx, "sess_nope")), http.StatusNotFound, api.ErrSessionNotFound},
+		{"compact while busy", second(c.Compact(ctx, turn.SessionID)), http.StatusConflict, api.ErrSessionBusy},
+		{"compact an unknown session", second(c.Compact(ctx, "sess_nope")), http.StatusNotFound, api.ErrSessionNotFound},
+		{"a message over the limit", second(c.Send(ctx, turn.SessionID, strings.Repeat("x", 3<<19))), http.StatusRequestEntityTooLarge, api.ErrMessageTooBig},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			statusError(t, tt.err, tt.status, tt.is.Code)

@@ -76,6 +76,17 @@ func (c *Client) Cancel(ctx context.Context, sessionID string) error {
 	return c.call(ctx, "cancelTurn", []string{sessionID}, nil, nil, &ans)
 }
 
+// Compact summarises the session's conversation now, but for its last
+// turns: the host runs a turn of its own (kind compact) that records
+// context.compacted. With too little to summarise, Compacted is false and
+// Reason says why. While another turn runs it returns
+// [api.ErrSessionBusy].
+func (c *Client) Compact(ctx context.Context, sessionID string) (api.CompactResponse, error) {
+	var ans api.CompactResponse
+	err := c.call(ctx, "compactSession", []string{sessionID}, nil, nil, &ans)
+	return ans, err
+}
+
 // StoredEvents returns the session's stored events after seq after, at
 // most limit of them (0 means the host's default), without following the
 // stream.

@@ -92,7 +92,7 @@ func artifactError(err error) error {
 
 // onChannel returns a session that must be on channelID.
 func (s backend) onChannel(ctx context.Context, channelID, sessionID string) (api.Session, error) {
-	sess, err := s.h.Sessions().Get(ctx, sessionID)
+	sess, err := s.h.session(ctx, sessionID)
 	if err != nil {
 		return api.Session{}, err
 	}

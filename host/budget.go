@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/internal/progress"
 	"github.com/agentsdk/agentsdk/internal/turnloop"
 	"github.com/agentsdk/agentsdk/model"
@@ -59,7 +60,8 @@ func (h *Host) fitForModel(ctx context.Context, sessionID, turnID, callID string
 
 // ReadResultInput is read_result's input.
 type ReadResultInput struct {
-	Artifact string `json:"artifact" jsonschema:"the saved result's artifact name: results/<callId>.txt"`
+	Artifact string `json:"artifact,omitempty" jsonschema:"the saved result's artifact name: results/<callId>.txt"`
+	Call     string `json:"call,omitempty" jsonschema:"instead of artifact: the call id of a result cleared from the context"`
 	Offset   int    `json:"offset,omitempty" jsonschema:"minimum=0,description=the byte to start at"`
 	Length   int    `json:"length,omitempty" jsonschema:"minimum=1,description=how many bytes to read (default and most: the result budget)"`
 	Search   string `json:"search,omitempty" jsonschema:"description=text to find instead of reading a range: each match's offset and the text around it"`
@@ -76,18 +78,15 @@ func (h *Host) readResult() *tool.Tool {
 	}
 	budget := h.opts.ModelResultBytes
 	t, err := tool.New(readResultTool, tool.Config{Description: "Read part of a tool result that was too large to give you whole " +
-		"(its preview names the artifact): a byte range, or the places where some text occurs."},
+		"(its preview names the artifact), or of one cleared from the context (its stand-in names the call): a byte range, or the places where some text occurs."},
 		func(ctx context.Context, call *tool.Call, in ReadResultInput) (any, error) {
-			if !strings.HasPrefix(in.Artifact, "results/") {
-				return nil, fmt.Errorf("%s reads saved results only (results/<callId>.txt)", readResultTool)
-			}
-			r, info, err := call.Artifacts.Get(ctx, in.Artifact)
+			r, name, size, err := h.resultSource(ctx, call, in)
 			if err != nil {
 				return nil, err
 			}
 			defer r.Close()
 			if in.Search != "" {
-				return searchResult(r, in.Artifact, in.Search, info.Size)
+				return searchResult(r, name, in.Search, size)
 			}
 			length := in.Length
 			if length <= 0 || length > budget {
@@ -101,12 +100,58 @@ func (h *Host) readResult() *tool.Tool {
 			if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 				return nil, err
 			}
-			return map[string]any{"artifact": in.Artifact, "offset": in.Offset, "length": n, "size": info.Size, "text": string(buf[:n])}, nil
+			return map[string]any{"artifact": name, "offset": in.Offset, "length": n, "size": size, "text": string(buf[:n])}, nil
 		})
 	if err != nil {
 		panic(err) // a definition of ours: a test catches it
 	}
 	return t
+}
+
+// resultSource opens what read_result reads: a saved result (an
+// artifact under results/), or the result of a call of the session's
+// model turns, as the stream keeps it.
+func (h *Host) resultSource(ctx context.Context, call *tool.Call, in ReadResultInput) (io.ReadCloser, string, int64, error) {
+	if in.Call != "" {
+		text, err := h.callResult(ctx, call.Session.ID, in.Call)
+		if err != nil {
+			return nil, "", 0, err
+		}
+		return io.NopCloser(strings.NewReader(text)), in.Call, int64(len(text)), nil
+	}
+	if !strings.HasPrefix(in.Artifact, "results/") {
+		return nil, "", 0, fmt.Errorf("%s reads saved results (results/<callId>.txt) and results of calls (call) only", readResultTool)
+	}
+	r, info, err := call.Artifacts.Get(ctx, in.Artifact)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	return r, in.Artifact, info.Size, nil
+}
+
+// callResult is the text of a model's call's result in a session, read
+// from its stream.
+func (h *Host) callResult(ctx context.Context, sessionID, callID string) (string, error) {
+	if sessionID == "" {
+		return "", fmt.Errorf("%s reads a call's result in a session only", readResultTool)
+	}
+	var text string
+	found := false
+	err := eachEvent(ctx, h.log, sessionID, func(e api.Event) {
+		if found || e.Kind != api.KindActionResult {
+			return
+		}
+		if r, err := api.Decode[api.ActionResult](e); err == nil && r.CallID == callID && !r.Direct {
+			text, found = turnloop.ResultText(tool.Output{Result: r.Result}), true
+		}
+	})
+	if err != nil {
+		return "", err
+	}
+	if !found {
+		return "", fmt.Errorf("no result of a call %q in this session", callID)
+	}
+	return text, nil
 }
 
 // searchResult finds text in a saved result: the first 20 matches, each

@@ -54,7 +54,7 @@ func (h *Host) goStartCloud(sess api.Session, hold store.Hold) {
 	go func() {
 		defer h.wg.Done()
 		defer guard(h.logger, "running a channel's onStart", "session", sess.ID, "turn", hold.TurnID)
-		hist, err := h.history(tctx, sess.ID)
+		hist, err := h.readContext(tctx, sess, nil)
 		if err == nil {
 			err = h.startChannel(tctx, sess, hold.TurnID, hist)
 		}

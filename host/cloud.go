@@ -163,15 +163,20 @@ func (r Runners) claimOnce(ctx context.Context, runner string) (*api.RunnerClaim
 // claim is what a runner needs to run a claimed turn.
 func (r Runners) claim(ctx context.Context, sess api.Session, hold store.Hold) (*api.RunnerClaim, error) {
 	h := r.h
+	from, err := h.contextStart(ctx, sess)
+	if err != nil {
+		return nil, storeError(err, nil)
+	}
 	var evs []api.Event
-	if err := eachEvent(ctx, h.log, sess.ID, func(e api.Event) { evs = append(evs, e) }); err != nil {
+	if err := eachEventAfter(ctx, h.log, sess.ID, from, func(e api.Event) { evs = append(evs, e) }); err != nil {
 		return nil, storeError(err, nil)
 	}
 	cloud := h.opts.Cloud
 	cloud.Model.APIKey = ""
 	c := &api.RunnerClaim{OK: true, SessionID: sess.ID, TurnID: hold.TurnID, Token: hold.Token, LeaseMs: h.opts.LeaseTTL.Milliseconds(),
 		MCPURL: cloud.ToolsURL, Model: cloud.Model, System: h.opts.System, MaxSteps: h.opts.MaxSteps, MaxTokens: h.opts.MaxTokens,
-		ModelTimeoutMs: h.opts.ModelTimeout.Milliseconds(), ToolConcurrency: h.opts.ToolConcurrency, ModelRetries: h.opts.ModelRetries, Events: evs}
+		ModelTimeoutMs: h.opts.ModelTimeout.Milliseconds(), ToolConcurrency: h.opts.ToolConcurrency, ModelRetries: h.opts.ModelRetries, Events: evs,
+		Context: h.runnerContext()}
 	for _, t := range h.tools.Tools() {
 		rt := api.RunnerTool{Name: t.Name(), Description: t.Description(), InputSchema: t.InputSchema(), Execution: string(t.Execution())}
 		switch {
@@ -250,7 +255,24 @@ var runnerKinds = map[api.Kind]func(api.Event) error{
 	api.KindModelRetry:     func(e api.Event) error { _, err := api.Decode[api.ModelRetry](e); return err },
 	api.KindReasoningDelta: func(e api.Event) error { _, err := api.Decode[api.ReasoningDelta](e); return err },
 	api.KindReasoning:      func(e api.Event) error { _, err := api.Decode[api.Reasoning](e); return err },
+	api.KindContextCleared: func(e api.Event) error {
+		c, err := api.Decode[api.ContextCleared](e)
+		if err == nil && (c.ThroughSeq <= 0 || c.Results < 0) {
+			err = errors.New("a clearing needs a throughSeq past 0")
+		}
+		return err
+	},
+	api.KindContextCompacted: func(e api.Event) error {
+		c, err := api.Decode[api.ContextCompacted](e)
+		if err == nil && (c.ThroughSeq <= 0 || c.Summary == "" || len(c.Summary) > maxSummaryBytes) {
+			err = fmt.Errorf("a compaction needs a throughSeq past 0 and a summary of 1 to %d bytes", maxSummaryBytes)
+		}
+		return err
+	},
 }
+
+// maxSummaryBytes bounds a runner's summary of a conversation.
+const maxSummaryBytes = 256 << 10
 
 // maxReportedTokens bounds a runner's figures of one model call.
 const maxReportedTokens = 1 << 40

@@ -167,18 +167,5 @@ type eventReader interface {
 // eachEvent calls fn for every stored event of a session, in order, reading
 // the stream a page at a time.
 func eachEvent(ctx context.Context, r eventReader, sessionID string, fn func(api.Event)) error {
-	const page = 1000
-	for after := int64(0); ; {
-		evs, err := r.Events(ctx, sessionID, after, page)
-		if err != nil {
-			return err
-		}
-		for _, e := range evs {
-			fn(e)
-		}
-		if len(evs) < page {
-			return nil
-		}
-		after = evs[len(evs)-1].Seq
-	}
+	return eachEventAfter(ctx, r, sessionID, 0, fn)
 }

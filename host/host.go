@@ -77,6 +77,13 @@ type Options struct {
 	// Limits bound what model turns spend, per turn, session and
 	// principal per day (agent.yaml's limits:); zero, no bounds.
 	Limits UsageLimits
+	// Compaction keeps model turns within the model's context window
+	// (agent.yaml's compaction: and model.contextWindow).
+	Compaction CompactionOptions
+	// MaxMessageBytes bounds a message that starts a turn: a longer one
+	// is refused, message_too_large (413). Zero means
+	// MaxMessageBytesDefault (1 MiB); negative, no bound.
+	MaxMessageBytes int
 	// System is the system prompt of model turns.
 	System string
 	// MaxTokens bounds each model answer; zero means
@@ -247,6 +254,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxFileBytes == 0 {
 		o.MaxFileBytes = MaxFileBytesDefault
+	}
+	if o.MaxMessageBytes == 0 {
+		o.MaxMessageBytes = MaxMessageBytesDefault
 	}
 	return o
 }

@@ -62,6 +62,9 @@ func (s Sessions) Create(ctx context.Context, opts SessionOptions) (api.Session,
 	if opts.Message != "" && strings.TrimSpace(opts.Message) == "" {
 		return api.Session{}, "", api.ErrEmptyMessage
 	}
+	if err := s.h.checkMessage(opts.Message); err != nil {
+		return api.Session{}, "", err
+	}
 	if err := s.CheckQuota(ctx, opts.Principal, 1); err != nil {
 		return api.Session{}, "", err
 	}
@@ -114,17 +117,27 @@ func (s Sessions) CheckQuota(ctx context.Context, principal string, n int) error
 	return nil
 }
 
-// Get returns a session.
+// Get returns a session, with its usage.
 func (s Sessions) Get(ctx context.Context, id string) (api.Session, error) {
-	sess, err := s.h.log.Session(ctx, id)
+	sess, err := s.h.session(ctx, id)
 	if err != nil {
-		return api.Session{}, storeError(err, sessionNotFound(id))
+		return api.Session{}, err
 	}
 	one := []api.Session{sess}
 	if err := s.h.withUsage(ctx, one); err != nil {
 		return api.Session{}, storeError(err, nil)
 	}
 	return one[0], nil
+}
+
+// session returns a session's record, without its usage (a sum over its
+// model calls, which grows with it): what the host's own work needs.
+func (h *Host) session(ctx context.Context, id string) (api.Session, error) {
+	sess, err := h.log.Session(ctx, id)
+	if err != nil {
+		return api.Session{}, storeError(err, sessionNotFound(id))
+	}
+	return sess, nil
 }
 
 // List lists sessions, newest first, and the cursor of the next page.
@@ -152,7 +165,10 @@ func (s Sessions) Send(ctx context.Context, sessionID, message string) (string, 
 	if strings.TrimSpace(message) == "" {
 		return "", api.ErrEmptyMessage
 	}
-	sess, err := s.Get(ctx, sessionID)
+	if err := s.h.checkMessage(message); err != nil {
+		return "", err
+	}
+	sess, err := s.h.session(ctx, sessionID)
 	if err != nil {
 		return "", err
 	}

@@ -13,7 +13,7 @@ import (
 // callInSession runs a direct call inside a session, as a turn of its own.
 func (h *Host) callInSession(ctx context.Context, t *tool.Tool, in *tool.Input, o CallOptions, start time.Time) (*api.Outcome, error) {
 	sessionID := o.SessionID
-	sess, err := h.Sessions().Get(ctx, sessionID)
+	sess, err := h.session(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func (h *Host) callGated(ctx context.Context, t *tool.Tool, in *tool.Input, o Ca
 	p := parkSpec{callID: tool.NewCallID(t.Name()), sessionID: o.SessionID, by: o.Principal}
 	var hold store.Hold
 	if o.SessionID != "" {
-		sess, err := h.Sessions().Get(ctx, o.SessionID)
+		sess, err := h.session(ctx, o.SessionID)
 		if err != nil {
 			return nil, err
 		}

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -106,27 +105,25 @@ func (h *Host) loop(ctx context.Context, sess api.Session, turnID string) (int, 
 	if h.opts.Model == nil {
 		return 0, h.opts.ModelError
 	}
-	hist := turnloop.NewHistory()
 	var asked []api.Event // the raise_usage_limit requests and decisions
-	err := eachEvent(ctx, h.log, sess.ID, func(e api.Event) {
-		hist.Add(e)
+	hist, err := h.readContext(ctx, sess, func(e api.Event) {
 		if e.Kind == api.KindApprovalRequested || e.Kind == api.KindApprovalResolved {
 			asked = append(asked, e)
 		}
 	})
 	if err != nil {
-		return 0, fmt.Errorf("reading the session's history: %w", err)
+		return 0, err
 	}
 	raised := readRaises(asked, turnID, time.Now().UTC().Format(time.DateOnly))
 	if err := h.startChannel(ctx, sess, turnID, hist); err != nil {
 		return 0, err
 	}
-	history, tags := hist.Messages()
+	_, tags := hist.Messages()
 	span := trace.SpanFromContext(ctx)
 	for k, v := range tags {
 		span.SetAttributes(attribute.String("session.tag."+k, v))
 	}
-	return turnloop.Run(ctx, h.turnConfig(h.modelTools()), turnEnv{h, sess, turnID, raised}, history)
+	return turnloop.Run(ctx, h.turnConfig(h.modelTools(), sess.ID), turnEnv{h, sess, turnID, raised}, hist)
 }
 
 // toolSpecs are the agent's tools as a model is offered them.
@@ -138,11 +135,13 @@ func (h *Host) toolSpecs() []model.Tool {
 	return specs
 }
 
-// turnConfig is the loop's configuration from the host's options.
-func (h *Host) turnConfig(tools []model.Tool) turnloop.Config {
+// turnConfig is the loop's configuration from the host's options, for a
+// turn of the session.
+func (h *Host) turnConfig(tools []model.Tool, sessionID string) turnloop.Config {
 	return turnloop.Config{Model: h.opts.Model, System: h.opts.System, Tools: tools, MaxSteps: h.opts.MaxSteps, MaxTokens: h.opts.MaxTokens,
 		ModelTimeout: h.opts.ModelTimeout, ToolConcurrency: h.opts.ToolConcurrency, Retries: h.opts.ModelRetries, Logger: h.logger,
-		Provider: h.opts.ModelConfig.Provider, ModelName: h.opts.ModelConfig.Name, Prices: h.prices}
+		Provider: h.opts.ModelConfig.Provider, ModelName: h.opts.ModelConfig.Name, Prices: h.prices,
+		CacheKey: sessionID, Context: h.contextConfig()}
 }
 
 // turnEnv is a local turn's environment: the host's stream, fenced by the

@@ -276,6 +276,7 @@ func (s *Server) handlers() map[string]http.HandlerFunc {
 		"getSession":       s.getSession,
 		"sendMessage":      s.sendMessage,
 		"cancelTurn":       s.cancelTurn,
+		"compactSession":   s.compactSession,
 		"events":           s.events,
 		"resolveInSession": s.resolve,
 		"resolve":          s.resolve,

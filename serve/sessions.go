@@ -78,3 +78,15 @@ func (s *Server) cancelTurn(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, api.OKResponse{OK: true})
 }
+
+// compactSession summarises the session's older turns now (a compact
+// turn); a session with too little to summarise answers compacted false
+// and why.
+func (s *Server) compactSession(w http.ResponseWriter, r *http.Request) {
+	ans, err := s.host.Sessions().Compact(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ans)
+}

@@ -230,12 +230,12 @@ func (s *sqlStore) CreateSession(ctx context.Context, sess api.Session) (api.Ses
 	return sess, nil
 }
 
-const sessionColumns = `id, channel, mode, principal, created_at, updated_at, last_seq, COALESCE(turn_id, '')`
+const sessionColumns = `id, channel, mode, principal, created_at, updated_at, last_seq, COALESCE(turn_id, ''), compacted_seq`
 
 func scanSession(row interface{ Scan(...any) error }) (api.Session, error) {
 	var sess api.Session
 	var created, updated int64
-	err := row.Scan(&sess.ID, &sess.Channel, &sess.Mode, &sess.Principal, &created, &updated, &sess.LastSeq, &sess.RunningTurn)
+	err := row.Scan(&sess.ID, &sess.Channel, &sess.Mode, &sess.Principal, &created, &updated, &sess.LastSeq, &sess.RunningTurn, &sess.CompactedSeq)
 	sess.CreatedAt, sess.UpdatedAt = fromMicros(created), fromMicros(updated)
 	return sess, err
 }
@@ -372,6 +372,11 @@ func (s *sqlStore) appendFencedTx(ctx context.Context, tx *sql.Tx, sessionID str
 		}
 		if e.Kind == api.KindModelUsage {
 			if err := s.insertUsageTx(ctx, tx, e); err != nil {
+				return nil, err
+			}
+		}
+		if e.Kind == api.KindContextCompacted {
+			if _, err := tx.ExecContext(ctx, s.q(`UPDATE sessions SET compacted_seq = ? WHERE id = ?`), e.Seq, sessionID); err != nil {
 				return nil, err
 			}
 		}

@@ -12,10 +12,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -221,4 +224,110 @@ func roundTrips(b *testing.B, provider string) {
 		turns++
 	}
 	b.ReportMetric(float64(total.Microseconds())/float64(turns*(steps+1)), "µs/roundtrip")
+}
+
+// BenchmarkLongSession is a turn of one tool round trip (a 2 KB result)
+// in a session already this many events long, on SQLite, against an
+// instant fake model with a 16,000-token window, compaction on (its
+// summaries written by a second fake) and, for comparison, off (a window
+// nothing reaches): the host's CPU per turn (this process's user+system
+// time, the fakes' included) and its RSS after the turns.
+//
+//	go test ./bench/session -run xxx -bench LongSession -benchtime 20x
+func BenchmarkLongSession(b *testing.B) {
+	for _, mode := range []string{"compaction", "no-compaction"} {
+		for _, events := range []int{10, 1_000, 10_000} {
+			b.Run(fmt.Sprintf("%s/events=%d", mode, events), func(b *testing.B) { longSession(b, mode == "compaction", events) })
+		}
+	}
+}
+
+func longSession(b *testing.B, compaction bool, events int) {
+	ctx := context.Background()
+	fake, summaries := fakemodel.New(), fakemodel.New()
+	defer fake.Close()
+	defer summaries.Close()
+	summaries.SetDefault(fakemodel.Reply{Text: []string{strings.Repeat("The user asked questions; each was answered with ping. ", 20)}})
+	cfg := model.Config{Provider: "anthropic", Name: "fake", APIKey: "k", BaseURL: fake.AnthropicURL(), MaxTokens: 200, ContextWindow: 16_000}
+	if !compaction {
+		cfg.ContextWindow = 1 << 40
+	}
+	p, _ := anthropic.New(cfg)
+	sp, _ := anthropic.New(model.Config{Name: "fake-summaries", APIKey: "k", BaseURL: summaries.AnthropicURL(), MaxTokens: 2048})
+	result := strings.Repeat("pong ", 400)
+	ping, _ := tool.New("ping", tool.Config{Description: "Answers at once."}, func(ctx context.Context, call *tool.Call, in struct{}) (any, error) { return result, nil })
+	set, _ := tool.NewSet(ping)
+	h, err := host.New(set, &host.Options{StateRoot: b.TempDir(), Store: openStore(b), Model: p, ModelConfig: cfg, MaxSteps: 4,
+		Compaction: host.CompactionOptions{Model: sp}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	sess, _, _ := h.Sessions().Create(ctx, host.SessionOptions{})
+	var last int64 // the session's last seq
+	turn := func(n int) {
+		fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{{ID: "call_0", Name: "ping", Input: `{}`}}}, fakemodel.Reply{Text: []string{fmt.Sprint("answer ", n)}})
+		turnID, err := h.Sessions().Send(ctx, sess.ID, fmt.Sprint("question ", n))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for e, err := range h.Sessions().Follow(ctx, sess.ID, last) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			if e.TurnID == turnID && e.Kind == api.KindTurnFailed {
+				b.Fatalf("turn failed: %s", e.Data)
+			}
+			if e.TurnID == turnID && e.Kind == api.KindTurnCompleted {
+				last = e.Seq
+				break
+			}
+		}
+	}
+	n := 0
+	for ; last < int64(events); n++ {
+		turn(n)
+	}
+	runtime.GC()
+	before := cpuTime()
+	b.ResetTimer()
+	for b.Loop() {
+		turn(n)
+		n++
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((cpuTime()-before).Microseconds())/float64(b.N)/1000, "cpu-ms/turn")
+	b.ReportMetric(float64(rssBytes())/(1<<20), "rss-MiB")
+	compactions := 0
+	for e, err := range h.Sessions().Follow(ctx, sess.ID, 0) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		if e.Kind == api.KindContextCompacted {
+			compactions++
+		}
+		if e.Seq == last {
+			break
+		}
+	}
+	b.ReportMetric(float64(last), "events")
+	b.ReportMetric(float64(compactions), "compactions")
+}
+
+// cpuTime is this process's user and system time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rssBytes is this process's resident set now (Linux; 0 elsewhere).
+func rssBytes() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	var size, resident int64
+	fmt.Sscan(string(b), &size, &resident)
+	return resident * int64(os.Getpagesize())
 }

@@ -209,6 +209,51 @@ JSON object a line.`,
 	return cmd
 }
 
+func newCompact() *cobra.Command {
+	var (
+		f      urlFlags
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "compact SESSION",
+		Short: "Summarise a session's older turns now, so that its next turns send less",
+		Long: `compact asks the host at --url to compact SESSION now, as it does by itself when a
+model call nears the model's context window: the conversation before its last
+turns (agent.yaml's compaction.keepTurns, 2) is summarised by a model call, and
+from then on the model sees the summary in their place; the stream keeps every
+event, and records the summary as context.compacted. It runs as a turn of its
+own (kind compact), and prints the tokens of the next request before and after
+and the last event summarised; a session with nothing to summarise (its last
+turns only) is left as it is, saying why. A session whose turn is running
+answers 409 session_busy (exit 2). --json prints the API's answer.`,
+		Example: `  agent-sdk compact sess_abc --url http://127.0.0.1:3000/quickstart`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			ans, err := c.Compact(cmd.Context(), args[0])
+			if err != nil {
+				return remoteError(err)
+			}
+			if asJSON {
+				return printAnswer(os.Stdout, ans)
+			}
+			if !ans.Compacted || ans.Context == nil {
+				fmt.Printf("nothing compacted in session %s: %s\n", args[0], ans.Reason)
+				return nil
+			}
+			r := ans.Context
+			fmt.Printf("compacted session %s: %s → %s tokens (through event %d)\n", args[0], count(r.TokensBefore), count(r.TokensAfter), r.ThroughSeq)
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's answer as JSON")
+	return cmd
+}
+
 // eventPrinter prints a session's events as they come: the human view
 // (*view) or, for machines, JSON lines (jsonEvents). end finishes the
 // output once the last event is printed.

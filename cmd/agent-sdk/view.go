@@ -147,8 +147,11 @@ func (v *view) event(e api.Event) {
 	case *api.TurnStarted:
 		v.streamed, v.fold = "", fold{}
 		text := "── turn " + clean(e.TurnID)
-		if p.Kind == api.TurnCall {
+		switch p.Kind {
+		case api.TurnCall:
 			text += ": call " + clean(p.Tool)
+		case api.TurnCompact:
+			text += ": compact"
 		}
 		v.line(seg{styleDim, text + " ──"})
 	case *api.MessageDelta:
@@ -216,6 +219,17 @@ func (v *view) event(e api.Event) {
 		v.retry(p)
 	case *api.ModelUsage:
 		v.fold = fold{} // the model call is over
+	case *api.ContextCleared:
+		v.line(seg{styleDim, fmt.Sprintf("⇤ context: %d old result(s) cleared, %s → %s tokens", p.Results, count(p.TokensBefore), count(p.TokensAfter))})
+	case *api.ContextCompacted:
+		v.line(seg{styleCyan, "⇤ "}, seg{"", fmt.Sprintf("context compacted (%s): %s → %s tokens, through event %d", clean(p.Trigger),
+			count(p.TokensBefore), count(p.TokensAfter), p.ThroughSeq)}, seg{styleDim, " · " + fit(clean(p.Summary), resultPreview)})
+	case *api.TurnResumed:
+		from := ""
+		if p.From != "" {
+			from = " (it ran on " + clean(p.From) + ")"
+		}
+		v.line(seg{styleYellow, "↻ "}, seg{"", fmt.Sprintf("turn resumed after its host died, attempt %d", p.Attempt)}, seg{styleDim, from})
 	}
 }
 

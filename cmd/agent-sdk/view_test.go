@@ -196,6 +196,7 @@ func TestViewGolden(t *testing.T) {
 	}{
 		{"model-turn", "", modelTurn()},
 		{"replayed", "http://127.0.0.1:3000/demo", replayed()},
+		{"long-session", "", longSession()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := render(&view{url: c.url}, c.events)
@@ -557,4 +558,24 @@ func TestViewPreviews(t *testing.T) {
 	if got := clean("a\tb\nc\x1b[0m\u202Ed"); got != "a b c[0md" {
 		t.Errorf("clean: %q", got)
 	}
+}
+
+// longSession is a turn that clears old results and compacts the
+// conversation, a compact turn, and a turn resumed after its host died.
+func longSession() []api.Event {
+	s := newStream()
+	s.turn = "turn_1"
+	s.add(api.TurnStarted{Kind: api.TurnModel}, api.Message{Role: api.RoleUser, Text: "And now?"},
+		api.ContextCleared{MinBytes: 2048, Results: 3, ThroughSeq: 410, TokensBefore: 165_000, TokensAfter: 158_000},
+		api.ModelUsage{Provider: "anthropic", Model: "claude-haiku-4-5", Purpose: "compaction", InputTokens: 150_000, OutputTokens: 800, Reported: true},
+		api.ContextCompacted{Summary: "The user is fixing the checkout tests.\nThree of five pass.", ThroughSeq: 410, TokensBefore: 158_000, TokensAfter: 9_200, Trigger: "auto"},
+		api.Message{Role: api.RoleAssistant, Text: "Two to go."}, api.TurnCompleted{Steps: intp(1)})
+	s.turn = "turn_2"
+	s.add(api.TurnStarted{Kind: api.TurnCompact},
+		api.ContextCompacted{Summary: "Checkout tests: three of five pass.", ThroughSeq: 430, TokensBefore: 12_000, TokensAfter: 2_100, Trigger: "manual"},
+		api.TurnCompleted{})
+	s.turn = "turn_3"
+	s.add(api.TurnStarted{Kind: api.TurnModel}, api.Message{Role: api.RoleUser, Text: "Run them again."},
+		api.TurnResumed{Attempt: 1, From: "host-a:/var/lib/agent"}, api.Message{Role: api.RoleAssistant, Text: "All pass."}, api.TurnCompleted{Steps: intp(1)})
+	return s.events
 }

@@ -14,20 +14,36 @@ import (
 // anthropic answers a Messages API request as the API streams it.
 func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 	body := s.record(r)
+	if n, window, over := s.overWindow(body); over {
+		writeJSON(w, http.StatusBadRequest, anthropicErrorBody("invalid_request_error", anthropicTooLong(n, window)))
+		return
+	}
 	var req anthropicRequest
-	if bytes.Contains(body, []byte(`"thinking":{`)) { // decode only what thinking needs checked
-		_ = json.Unmarshal(body, &req)
+	// Decode only what thinking and caching need read: the fake would
+	// otherwise cost as much as what it tests.
+	if bytes.Contains(body, []byte(`"thinking":{`)) || bytes.Contains(body, []byte(`"cache_control":`)) {
+		if !walkAnthropic(body, &req) {
+			req = anthropicRequest{}
+			_ = json.Unmarshal(body, &req)
+		}
 	}
 	thinking := req.Thinking.Type == "enabled"
 	if msg := s.checkAnthropic(&req); msg != "" {
 		writeJSON(w, http.StatusBadRequest, anthropicErrorBody("invalid_request_error", msg))
 		return
 	}
+	prefixes, msg := anthropicPrefixes(&req)
+	if msg != "" {
+		writeJSON(w, http.StatusBadRequest, anthropicErrorBody("invalid_request_error", msg))
+		return
+	}
+	read, write, commit := s.anthropicCache(prefixes)
 	reply := s.take()
 	if !prelude(w, r, reply) {
 		return
 	}
-	u := usageOf(reply, body)
+	commit()
+	u := usageOf(reply, body, read, write)
 	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": "msg_fake", "type": "message", "role": "assistant", "model": modelOf(body), "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{
@@ -94,28 +110,26 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 		"output_tokens": u.Output, "output_tokens_details": map[string]any{"thinking_tokens": u.Reasoning},
 	}})
 	sse(w, "message_stop", map[string]any{"type": "message_stop"})
+	s.reported(u)
 }
 
 // anthropicRequest is what the fake reads of a request.
 type anthropicRequest struct {
-	MaxTokens int `json:"max_tokens"`
+	Model     string `json:"model"`
+	MaxTokens int    `json:"max_tokens"`
 	Thinking  struct {
 		Type         string `json:"type"`
 		BudgetTokens int    `json:"budget_tokens"`
 	} `json:"thinking"`
-	Messages []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	} `json:"messages"`
+	Tools    []anthropicBlock   `json:"tools"`
+	System   anthropicContent   `json:"system"`
+	Messages []anthropicMessage `json:"messages"`
 }
 
-// anthropicBlock is a content block of a request's message.
-type anthropicBlock struct {
-	Type      string `json:"type"`
-	ID        string `json:"id"`
-	Thinking  string `json:"thinking"`
-	Signature string `json:"signature"`
-	Data      string `json:"data"`
+// anthropicMessage is a message of a request.
+type anthropicMessage struct {
+	Role    string           `json:"role"`
+	Content anthropicContent `json:"content"`
 }
 
 // issuedBlock is a reasoning block the fake answered with.
@@ -173,16 +187,16 @@ func (s *Server) checkAnthropic(req *anthropicRequest) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, m := range req.Messages {
-		var blocks []anthropicBlock
-		if m.Role != "assistant" || json.Unmarshal(m.Content, &blocks) != nil {
+		blocks := m.Content
+		if m.Role != "assistant" || len(blocks) == 0 {
 			continue
 		}
 		var reasoning []issuedBlock
 		var calls []string
 		for j, b := range blocks {
-			switch b.Type {
+			switch typ := b.str("type"); typ {
 			case "thinking":
-				if text, ok := s.thinking.signed[b.Signature]; !ok || text != b.Thinking {
+				if text, ok := s.thinking.signed[b.str("signature")]; !ok || text != b.str("thinking") {
 					return fmt.Sprintf("messages.%d.content.%d: Invalid `signature` in `thinking` block", i, j)
 				}
 				fallthrough
@@ -190,9 +204,9 @@ func (s *Server) checkAnthropic(req *anthropicRequest) string {
 				if len(calls) > 0 || j != len(reasoning) {
 					return fmt.Sprintf("messages.%d.content.%d: thinking blocks must come first in an assistant message's content", i, j)
 				}
-				reasoning = append(reasoning, issuedBlock{Type: b.Type, Thinking: b.Thinking, Signature: b.Signature, Data: b.Data})
+				reasoning = append(reasoning, issuedBlock{Type: typ, Thinking: b.str("thinking"), Signature: b.str("signature"), Data: b.str("data")})
 			case "tool_use":
-				calls = append(calls, b.ID)
+				calls = append(calls, b.str("id"))
 			}
 		}
 		for _, id := range calls {
@@ -203,7 +217,7 @@ func (s *Server) checkAnthropic(req *anthropicRequest) string {
 			if len(reasoning) == 0 {
 				return fmt.Sprintf("messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, "+
 					"a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). "+
-					"We recommend you include thinking blocks from previous turns.", i, blocks[0].Type)
+					"We recommend you include thinking blocks from previous turns.", i, blocks[0].str("type"))
 			}
 			return fmt.Sprintf("messages.%d: the thinking blocks before tool_use %s are not those of the answer that made it, unchanged", i, id)
 		}
@@ -214,7 +228,7 @@ func (s *Server) checkAnthropic(req *anthropicRequest) string {
 // anthropicError is the API's error answer to reply.
 func anthropicError(reply Reply) (int, any) {
 	if reply.ContextLength {
-		return http.StatusBadRequest, anthropicErrorBody("invalid_request_error", "prompt is too long: 210417 tokens > 200000 maximum")
+		return http.StatusBadRequest, anthropicErrorBody("invalid_request_error", anthropicTooLong(210417, 200000))
 	}
 	typ, msg := "api_error", "Internal server error"
 	switch reply.Status {
@@ -241,6 +255,12 @@ func anthropicError(reply Reply) (int, any) {
 		msg = reply.Message
 	}
 	return reply.Status, anthropicErrorBody(typ, msg)
+}
+
+// anthropicTooLong is the API's message for a prompt of n tokens over a
+// window of max.
+func anthropicTooLong(n, max int64) string {
+	return fmt.Sprintf("prompt is too long: %d tokens > %d maximum", n, max)
 }
 
 func anthropicErrorBody(typ, msg string) map[string]any {

@@ -9,7 +9,10 @@
 // bodies and statuses with their headers (retry-after), errors in the
 // middle of a stream, connections dropped without an answer, and
 // Anthropic's extended thinking with signed blocks that a later request
-// must send back unchanged.
+// must send back unchanged. It can hold a hard context window and keeps
+// prompt caches, Anthropic's explicit breakpoints and OpenAI's automatic
+// prefixes, reporting what each request read from them (cache.go says how
+// it counts).
 package fakemodel
 
 import (
@@ -105,6 +108,9 @@ type Server struct {
 	script   []Reply
 	requests []json.RawMessage
 	thinking thinkingRecord // what the Anthropic fake signed (anthropic.go)
+	window   int64          // SetWindow's
+	cache    caches         // the prompt caches (cache.go)
+	usages   []Usage        // what each answer reported
 	// Default answers requests the script does not cover.
 	Default Reply
 }
@@ -204,11 +210,14 @@ func begin(w http.ResponseWriter, r *http.Request, reply Reply, errorBody func(R
 	return true
 }
 
+// writeJSON writes an answer's JSON body, without escaping <, > and & (as
+// the APIs write them: "… tokens > 200000 maximum").
 func writeJSON(w http.ResponseWriter, status int, body any) {
-	b, _ := json.Marshal(body)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(b)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(body)
 }
 
 func sse(w http.ResponseWriter, event string, v any) {
@@ -235,9 +244,10 @@ func pace(r *http.Request, reply Reply, i int) {
 }
 
 // usageOf is the reply's usage, or figures derived from the lengths of
-// the request and the answer (a token per four bytes) when the script
-// gives none.
-func usageOf(reply Reply, body []byte) Usage {
+// the request and the answer (a token per four bytes, [Tokens]) and from
+// what the request read from the prompt cache and wrote to it, when the
+// script gives none.
+func usageOf(reply Reply, body []byte, read, write int64) Usage {
 	if reply.Usage != nil {
 		return *reply.Usage
 	}
@@ -248,7 +258,7 @@ func usageOf(reply Reply, body []byte) Usage {
 	for _, c := range reply.Calls {
 		out += len(c.Name) + len(c.Input)
 	}
-	return Usage{Input: max(1, int64(len(body)/4)), Output: max(1, int64(out/4))}
+	return Usage{Input: max(0, Tokens(body)-read-write), CacheRead: read, CacheWrite: write, Output: max(1, int64(out/4))}
 }
 
 // modelOf is the model the request names, which the answer reports. It

@@ -84,6 +84,10 @@ func geminiErrorBody(status int, message string, details []any) map[string]any {
 func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 	modelName, method, _ := strings.Cut(r.PathValue("call"), ":")
 	body := s.record(r)
+	if n, window, over := s.overWindow(body); over {
+		geminiError(w, http.StatusBadRequest, fmt.Sprintf("The input token count (%d) exceeds the maximum number of tokens allowed (%d).", n, window))
+		return
+	}
 	reply := s.take()
 	if method != "streamGenerateContent" {
 		geminiError(w, http.StatusNotFound, fmt.Sprintf("method %q of models/%s is not served by this fake", method, modelName))

@@ -2,6 +2,7 @@ package fakemodel
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 )
@@ -10,10 +11,21 @@ import (
 // the usage chunk last when the request asked for include_usage.
 func (s *Server) openai(w http.ResponseWriter, r *http.Request) {
 	body := s.record(r)
+	if n, window, over := s.overWindow(body); over {
+		writeJSON(w, http.StatusBadRequest, openaiErrorBody(openaiTooLong(n, window), "invalid_request_error", "context_length_exceeded"))
+		return
+	}
+	var req openaiRequest
+	if len(body) >= cacheMinTokens*4 && !walkOpenAI(body, &req) { // a shorter prompt is not cached
+		req = openaiRequest{}
+		_ = json.Unmarshal(body, &req)
+	}
+	cached, commit := s.openaiCache(&req)
 	reply := s.take()
 	if !begin(w, r, reply, openaiError) {
 		return
 	}
+	commit()
 	// Outside a JSON string, as structure only: a quote in a string is
 	// escaped.
 	includeUsage := bytes.Contains(body, []byte(`"include_usage":true`)) && !reply.NoUsage
@@ -49,7 +61,7 @@ func (s *Server) openai(w http.ResponseWriter, r *http.Request) {
 	}
 	chunk(map[string]any{}, finish)
 	if includeUsage {
-		u := usageOf(reply, body)
+		u := usageOf(reply, body, cached, 0)
 		prompt := u.Input + u.CacheRead + u.CacheWrite
 		sse(w, "", map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1, "model": name, "choices": []any{},
 			"usage": map[string]any{
@@ -59,13 +71,13 @@ func (s *Server) openai(w http.ResponseWriter, r *http.Request) {
 			}})
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
+	s.reported(usageOf(reply, body, cached, 0))
 }
 
 // openaiError is the API's error answer to reply.
 func openaiError(reply Reply) (int, any) {
 	if reply.ContextLength {
-		return http.StatusBadRequest, openaiErrorBody("This model's maximum context length is 128000 tokens. However, your messages resulted in 210417 tokens. "+
-			"Please reduce the length of the messages.", "invalid_request_error", "context_length_exceeded")
+		return http.StatusBadRequest, openaiErrorBody(openaiTooLong(210417, 128000), "invalid_request_error", "context_length_exceeded")
 	}
 	typ, msg, code := "server_error", "The server had an error while processing your request. Sorry about that!", any(nil)
 	switch reply.Status {
@@ -86,6 +98,13 @@ func openaiError(reply Reply) (int, any) {
 		msg = reply.Message
 	}
 	return reply.Status, openaiErrorBody(msg, typ, code)
+}
+
+// openaiTooLong is the API's message for messages of n tokens over a
+// window of max.
+func openaiTooLong(n, max int64) string {
+	return fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. "+
+		"Please reduce the length of the messages.", max, n)
 }
 
 func openaiErrorBody(msg, typ string, code any) map[string]any {

@@ -206,7 +206,6 @@ func (t *turn) run(ctx context.Context) (int, error) {
 	for _, e := range c.Events {
 		hist.Add(e)
 	}
-	msgs, _ := hist.Messages()
 	specs := make([]model.Tool, 0, len(c.Tools))
 	for _, rt := range c.Tools {
 		specs = append(specs, model.Tool{Name: rt.Name, Description: rt.Description, InputSchema: rt.InputSchema})
@@ -214,11 +213,15 @@ func (t *turn) run(ctx context.Context) (int, error) {
 	// The usage is reported unpriced: the host prices it with its table.
 	cfg := turnloop.Config{Model: p, System: c.System, Tools: specs, MaxSteps: max(c.MaxSteps, 1), MaxTokens: c.MaxTokens,
 		ModelTimeout: time.Duration(c.ModelTimeoutMs) * time.Millisecond, ToolConcurrency: c.ToolConcurrency, Retries: max(c.ModelRetries, 0), Logger: t.log,
-		Provider: c.Model.Provider, ModelName: c.Model.Name}
+		Provider: c.Model.Provider, ModelName: c.Model.Name, CacheKey: c.SessionID}
+	if cc := c.Context; cc != nil {
+		cfg.Context = turnloop.ContextConfig{Window: cc.Window, Threshold: cc.Threshold, KeepTurns: cc.KeepTurns, ClearBytes: cc.ClearBytes,
+			Prompt: cc.Prompt, SummaryTokens: cc.SummaryTokens}
+	}
 	if cfg.ModelTimeout <= 0 {
 		cfg.ModelTimeout = 5 * time.Minute
 	}
-	return turnloop.Run(ctx, cfg, t, msgs)
+	return turnloop.Run(ctx, cfg, t, hist)
 }
 
 // prepare makes the session's workspace with the agent tools in it

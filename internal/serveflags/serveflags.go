@@ -35,6 +35,7 @@ const (
 	UnauthBodyTimeoutDefault  = 5 * time.Second
 	MaxUnauthBodiesDefault    = 32
 	MaxEvalBatchesDefault     = 4
+	MaxMessageBytesDefault    = 1 << 20
 )
 
 // Serve holds the flags of serving an agent's API.
@@ -68,6 +69,7 @@ type Serve struct {
 	UnauthBodyTimeout  time.Duration
 	MaxUnauthBodies    int
 	MaxEvalBatches     int
+	MaxMessageBytes    int
 }
 
 // Register defines the flags on fs. slugDefault is the default slug (the
@@ -97,6 +99,7 @@ func (s *Serve) Register(fs *pflag.FlagSet, slugDefault string) {
 	fs.DurationVar(&s.UnauthBodyTimeout, "unauth-body-timeout", UnauthBodyTimeoutDefault, "how long the body of a request admitted without the token (a signed channel route's, the playground sign-in's) may take to arrive after its headers; then 408 and the connection is closed (0: only --body-timeout)")
 	fs.IntVar(&s.MaxUnauthBodies, "max-unauth-bodies", MaxUnauthBodiesDefault, "most bodies of requests admitted without the token read at once; one more gets 503 over_capacity at once, unread (0: no limit; keep it well under --max-conns)")
 	fs.IntVar(&s.MaxEvalBatches, "max-eval-batches", MaxEvalBatchesDefault, "most eval batches one principal may have queued or running at once; one more gets 429 quota_exceeded (-1: no limit)")
+	fs.IntVar(&s.MaxMessageBytes, "max-message-bytes", MaxMessageBytesDefault, "largest message that starts a model turn (over HTTP, a channel, an eval); a larger one gets 413 message_too_large (-1: no limit but --max-body-bytes)")
 	fs.Int64Var(&s.MaxResultBytes, "max-result-bytes", MaxResultBytesDefault, "largest tool result (its JSON), unless the tool sets its own; a larger one is an isError result (-1: no limit)")
 	fs.IntVar(&s.ModelResultBytes, "model-result-bytes", ModelResultBytesDefault, "most of a result a model is fed; a larger one is saved as a session artifact and the model gets a preview and read_result (-1: whole results)")
 	fs.StringVar(&s.PublicURL, "public-url", "", "the host's URL as runners and browsers reach it (https://agents.example.com); cloud turns call the server tools at <public-url>/<slug>/mcp")
@@ -111,7 +114,7 @@ func RegisterStore(fs *pflag.FlagSet, store *string) {
 
 // Names lists the flags Register defines.
 var Names = []string{"addr", "slug", "token", "max-body-bytes", "drain-timeout", "log-format", "model", "lease-ttl", "approval-wait", "approval-timeout", "store",
-	"body-timeout", "header-timeout", "idle-timeout", "max-conns", "max-streams", "idempotency-ttl", "max-sessions", "max-pending", "mcp-origins", "public-url", "cloud-tools-url", "max-result-bytes", "model-result-bytes", "stream-write-timeout", "max-overrun", "unauth-body-timeout", "max-unauth-bodies", "max-eval-batches"}
+	"body-timeout", "header-timeout", "idle-timeout", "max-conns", "max-streams", "idempotency-ttl", "max-sessions", "max-pending", "mcp-origins", "public-url", "cloud-tools-url", "max-result-bytes", "model-result-bytes", "stream-write-timeout", "max-overrun", "unauth-body-timeout", "max-unauth-bodies", "max-eval-batches", "max-message-bytes"}
 
 // Args returns the flags of fs that Register defined and the command line
 // set, as arguments to pass on ("--name=value").

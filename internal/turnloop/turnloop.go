@@ -90,6 +90,10 @@ type Config struct {
 	Retries int
 	// Logger receives a panic in a tool call's goroutine, recovered.
 	Logger *slog.Logger
+	// CacheKey is each request's model.Request.CacheKey: the session's id.
+	CacheKey string
+	// Context keeps the requests within the model's window (context.go).
+	Context ContextConfig
 }
 
 // ErrParked ends a turn while calls of it wait for approval: the turn
@@ -105,8 +109,10 @@ var ErrStepLimit = errors.New("step limit reached")
 // nil when the model answered without calling tools, ErrParked when calls
 // wait for a decision, else why the turn failed — ErrStepLimit wrapped, a
 // *model.Error wrapped when the model call failed (a timeout too:
-// model.ReasonTimeout), or the Env's error.
-func Run(ctx context.Context, cfg Config, env Env, history []model.Message) (int, error) {
+// model.ReasonTimeout; a request that does not fit the window even
+// compacted: model.ReasonContextLength), or the Env's error. The turn's
+// messages are pushed onto hist as they come.
+func Run(ctx context.Context, cfg Config, env Env, hist *History) (int, error) {
 	if cfg.ToolConcurrency < 1 {
 		cfg.ToolConcurrency = 1
 	}
@@ -114,7 +120,10 @@ func Run(ctx context.Context, cfg Config, env Env, history []model.Message) (int
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	for step := 1; step <= cfg.MaxSteps; step++ {
-		req := &model.Request{System: cfg.System, Messages: history, Tools: cfg.Tools, MaxTokens: cfg.MaxTokens}
+		req, err := fitContext(ctx, cfg, env, hist, rebuild(cfg, hist))
+		if err != nil {
+			return step, err
+		}
 		done, err := env.Admit(ctx, req)
 		if err != nil {
 			return step, err
@@ -129,13 +138,18 @@ func Run(ctx context.Context, cfg Config, env Env, history []model.Message) (int
 		if ans.text != "" {
 			records = append(records, api.Message{Role: api.RoleAssistant, Text: ans.text})
 		}
-		records = append(records, UsageOf(cfg, ans.end, time.Since(start)))
+		usage := UsageOf(cfg, ans.end, time.Since(start))
+		usage.RequestBytes = RequestBytes(req)
+		if usage.Reported {
+			hist.calibrate(usage.InputTokens+usage.CacheReadTokens+usage.CacheWriteTokens, usage.RequestBytes)
+		}
+		records = append(records, usage)
 		err = env.Emit(ctx, records...)
 		done()
 		if err != nil {
 			return step, err
 		}
-		history = append(history, model.Message{Role: model.Assistant, Text: ans.text, Reasoning: ans.reasoning, ToolCalls: ans.calls})
+		hist.Push(model.Message{Role: model.Assistant, Text: ans.text, Reasoning: ans.reasoning, ToolCalls: ans.calls})
 		if len(ans.calls) == 0 {
 			return step, nil
 		}
@@ -143,7 +157,7 @@ func Run(ctx context.Context, cfg Config, env Env, history []model.Message) (int
 		if err != nil {
 			return step, err
 		}
-		history = append(history, model.Message{Role: model.User, ToolResults: results})
+		hist.Push(model.Message{Role: model.User, ToolResults: results})
 		if ctx.Err() != nil {
 			return step, ctx.Err()
 		}

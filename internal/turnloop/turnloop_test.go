@@ -54,7 +54,7 @@ func run(t *testing.T, cfg turnloop.Config, script ...fakemodel.Reply) (*recorde
 		cfg.ModelTimeout = 10 * time.Second
 	}
 	env := &recorder{}
-	_, err = turnloop.Run(context.Background(), cfg, env, []model.Message{{Role: model.User, Text: "go"}})
+	_, err = turnloop.Run(context.Background(), cfg, env, userSays("go"))
 	return env, fake, err
 }
 
@@ -121,7 +121,7 @@ func TestReasoningRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := &recorder{}
-	if _, err := turnloop.Run(context.Background(), turnloop.Config{Model: p, MaxSteps: 3, ModelTimeout: 10 * time.Second}, env, []model.Message{{Role: model.User, Text: "go"}}); err != nil {
+	if _, err := turnloop.Run(context.Background(), turnloop.Config{Model: p, MaxSteps: 3, ModelTimeout: 10 * time.Second}, env, userSays("go")); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -200,4 +200,11 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// userSays is a history of one user message.
+func userSays(text string) *turnloop.History {
+	h := turnloop.NewHistory()
+	h.Push(model.Message{Role: model.User, Text: text})
+	return h
 }

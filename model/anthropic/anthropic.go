@@ -31,6 +31,15 @@
 // first in its content, byte for byte, as the API requires across tool
 // calls.
 //
+// Requests mark their prompt-cache breakpoints (cache_control: ephemeral),
+// within the API's four: the last tool, the system prompt, the last
+// message's last block, and the last block of the message before the last
+// assistant message (where the previous request marked its last), never a
+// thinking block. So each model call of a session reads from the cache
+// what the one before wrote, and pays full price only for what is new
+// since ([model.Usage.CacheReadTokens], CacheWriteTokens). Tools are sent
+// in the order given: keep it stable (the host lists them by name).
+//
 // Images of tool results ([model.ToolResult.Images]) go in the tool_result
 // block as base64 image blocks; one the API does not take (a type other
 // than JPEG, PNG, GIF or WebP, or over 5 MB encoded) is replaced by a text
@@ -95,6 +104,7 @@ func (p *provider) params(req *model.Request) sdk.MessageNewParams {
 	if req.System != "" {
 		params.System = []sdk.TextBlockParam{{Text: req.System}}
 	}
+	markCache(&params)
 	return params
 }
 

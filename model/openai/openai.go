@@ -37,6 +37,13 @@
 // without a signature, once the answer begins. It is never sent back: those
 // servers do not take it.
 //
+// OpenAI caches a prompt's prefix by itself; [model.Request.CacheKey] (the
+// session's id) is sent as prompt_cache_key, so that a session's requests
+// are routed to the machine that holds its prefix, and the cached part is
+// read as [model.Usage.CacheReadTokens]. It is sent to OpenAI only (the
+// default base URL, or one on api.openai.com): compatible servers such as
+// Groq's and Cerebras's refuse the field.
+//
 // Tool messages take text only: the images of a tool result
 // ([model.ToolResult.Images]) follow the tool messages in one user
 // message, each after a line naming the call it belongs to, as data URLs.
@@ -50,6 +57,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
@@ -84,7 +92,26 @@ func New(cfg model.Config) (model.Provider, error) {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	return &provider{client: sdk.NewClient(opts...), cfg: cfg}, nil
+	return &provider{client: sdk.NewClient(opts...), cfg: cfg, cacheKey: takesCacheKey(cfg.BaseURL)}, nil
+}
+
+// cacheKeyHosts are the hosts sent prompt_cache_key: OpenAI's own. Many
+// compatible servers refuse a field they do not know (Groq, Cerebras,
+// NVIDIA's: "Unsupported parameter(s): prompt_cache_key"), and the key
+// only routes requests within OpenAI.
+var cacheKeyHosts = map[string]bool{"api.openai.com": true}
+
+// takesCacheKey reports whether the server at baseURL (else
+// OPENAI_BASE_URL, else OpenAI's) is sent prompt_cache_key.
+func takesCacheKey(baseURL string) bool {
+	if baseURL == "" {
+		baseURL = os.Getenv("OPENAI_BASE_URL")
+	}
+	if baseURL == "" {
+		return true
+	}
+	u, err := url.Parse(baseURL)
+	return err == nil && cacheKeyHosts[u.Hostname()]
 }
 
 // IsReasoningModel reports whether a model name is one of OpenAI's
@@ -96,8 +123,9 @@ func IsReasoningModel(name string) bool {
 }
 
 type provider struct {
-	client sdk.Client
-	cfg    model.Config
+	client   sdk.Client
+	cfg      model.Config
+	cacheKey bool // the server takes prompt_cache_key
 }
 
 // params is the API request for req.
@@ -118,6 +146,9 @@ func (p *provider) params(req *model.Request) sdk.ChatCompletionNewParams {
 	}
 	if len(req.Tools) > 0 {
 		params.Tools = tools(req.Tools)
+	}
+	if p.cacheKey && req.CacheKey != "" {
+		params.PromptCacheKey = param.NewOpt(req.CacheKey)
 	}
 	return params
 }

@@ -7,7 +7,8 @@
   const CSRF = meta('csrf-token'), BASE = meta('agent-base'), API = BASE + '/v1', SIGNIN = BASE + '/playground/signin';
   const KINDS = ['session.created', 'session.tagged', 'turn.started', 'workspace.moved', 'message.delta', 'message', 'actions.requested',
     'action.approval_requested', 'action.approval_resolved', 'action.progress', 'action.output', 'action.result', 'artifact.created',
-    'turn.completed', 'turn.failed', 'channel.started', 'reminder.set', 'reminder.fired', 'reasoning.delta', 'reasoning', 'model.retry'];
+    'turn.completed', 'turn.failed', 'channel.started', 'reminder.set', 'reminder.fired', 'reasoning.delta', 'reasoning', 'model.retry',
+    'context.cleared', 'context.compacted', 'turn.resumed'];
   const main = document.getElementById('main');
   const enc = encodeURIComponent;
 
@@ -317,7 +318,10 @@
     }
     const render = {
       'session.created': (e, d) => item('ev-note', e, 'session created on ', d.channel, ' (', d.mode, ') by ', d.principal),
-      'turn.started': (e, d) => { setState(e.turnId); item('ev-turn', e, 'turn ', h('code', {}, e.turnId), d.tool ? ' · direct call of ' + d.tool : ' · model turn'); },
+      'turn.started': (e, d) => {
+        setState(e.turnId);
+        item('ev-turn', e, 'turn ', h('code', {}, e.turnId), d.tool ? ' · direct call of ' + d.tool : d.kind === 'compact' ? ' · compaction' : ' · model turn');
+      },
       'message.delta': (e, d) => {
         let b = deltas.get(e.turnId);
         if (!b) {
@@ -381,6 +385,14 @@
       // The model's reasoning, folded: what it thought is not the answer.
       'reasoning.delta': (e, d) => { let r = thinking.get(e.turnId); if (!r) thinking.set(e.turnId, r = reasoning(e)); r.add(d.text); },
       'reasoning': (e, d) => { const r = thinking.get(e.turnId) || reasoning(e); thinking.delete(e.turnId); r.done(d); },
+      'context.cleared': (e, d) => item('ev-note ev-context', e, '⇤ context: ', d.results, ' old result(s) cleared, ',
+        count(d.tokensBefore), ' → ', count(d.tokensAfter), ' tokens'),
+      'context.compacted': (e, d) => {
+        const it = item('ev-note ev-context', e, '⇤ context compacted (', d.trigger, '): ', count(d.tokensBefore), ' → ', count(d.tokensAfter),
+          ' tokens, through event ', d.throughSeq);
+        it.append(h('details', { class: 'summary' }, h('summary', {}, 'summary'), h('div', { class: 'summary-text' }, d.summary)));
+      },
+      'turn.resumed': (e, d) => item('ev-note ev-retry', e, '↻ turn resumed after its host died, attempt ', d.attempt, d.from ? ' (it ran on ' + d.from + ')' : ''),
       'model.retry': (e, d) => item('ev-note ev-retry', e, '↻ model call retry ', d.attempt, ' in ', seconds(d.waitMs),
         ' (', h('code', { class: 'retry-code' }, d.code), d.status ? ', HTTP ' + d.status : '', d.message ? ': ' + d.message : '', ')'),
     };

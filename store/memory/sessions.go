@@ -153,6 +153,9 @@ func appendLocked(s *session, now time.Time, events []api.Event) []api.Event {
 		e = copyEvent(e)
 		e.Time = micro(e.Time)
 		s.events = append(s.events, e)
+		if e.Kind == api.KindContextCompacted {
+			s.CompactedSeq = e.Seq
+		}
 		if e.Kind == api.KindModelUsage {
 			var u api.ModelUsage
 			_ = json.Unmarshal(e.Data, &u)

@@ -187,6 +187,21 @@ func testAppend(t *testing.T, s store.Store) {
 	if evs, _ := s.Events(ctx, "s", 3, 0); len(evs) != 0 {
 		t.Errorf("Events after the last = %+v", evs)
 	}
+	// The latest context.compacted is the session's CompactedSeq.
+	if sess, _ := s.Session(ctx, "s"); sess.CompactedSeq != 0 {
+		t.Errorf("CompactedSeq %d before any compaction", sess.CompactedSeq)
+	}
+	for want := int64(5); want <= 7; want += 2 {
+		if _, err := s.Append(ctx, "s", ev("d", nil), api.NewEvent(api.ContextCompacted{Summary: "so far", ThroughSeq: 2})); err != nil {
+			t.Fatal(err)
+		}
+		if sess, _ := s.Session(ctx, "s"); sess.CompactedSeq != want {
+			t.Errorf("CompactedSeq %d, want %d", sess.CompactedSeq, want)
+		}
+	}
+	if list, _, _ := s.ListSessions(ctx, store.Page{Limit: 10}); len(list) != 1 || list[0].CompactedSeq != 7 {
+		t.Errorf("the listed session: %+v", list)
+	}
 }
 
 func testConcurrentAppends(t *testing.T, s store.Store) {
