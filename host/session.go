@@ -190,7 +190,7 @@ func (s Sessions) Send(ctx context.Context, sessionID, message string) (string, 
 // gets a result. It fails with api.ErrNoRunningTurn when the session has
 // no running turn, or when its turn runs, not parked, on another host.
 func (s Sessions) Cancel(ctx context.Context, sessionID string) error {
-	sess, err := s.Get(ctx, sessionID)
+	sess, err := s.h.session(ctx, sessionID)
 	if err != nil {
 		return err
 	}
