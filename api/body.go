@@ -66,7 +66,8 @@ type CallStatus struct {
 }
 
 // CallDone is the body of GET /<slug>/v1/calls/<callId> once the call has
-// its outcome: Status is the decision (approved, denied or expired).
+// its outcome: Status is the decision (approved, denied, expired, or
+// cancelled with its turn).
 type CallDone struct {
 	CallID     string          `json:"callId"`
 	DurationMs int64           `json:"durationMs"`

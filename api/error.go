@@ -88,7 +88,7 @@ var codes = map[Code]codeInfo{
 	CodeEmptyMessage:     {http.StatusBadRequest, "a message with no text"},
 	CodeInvalidChannel:   {http.StatusBadRequest, "a channel name that is not 1 to 64 letters, digits, '_' or '-'"},
 	CodeApprovalNotFound: {http.StatusNotFound, "no gated call has that id (in that session)"},
-	CodeAlreadyResolved:  {http.StatusConflict, "someone decided first (approval holds that decision)"},
+	CodeAlreadyResolved:  {http.StatusConflict, "someone decided first, or its turn was cancelled (approval holds the call as it stands)"},
 	CodeApprovalExpired:  {http.StatusGone, "the call expired before anyone decided"},
 	CodeArtifactNotFound: {http.StatusNotFound, "the session has no artifact of that name"},
 	CodeBadName:          {http.StatusBadRequest, "an artifact name that is not a clean relative path"},

@@ -113,6 +113,7 @@ var Routes = []Route{
 		Responses:  []Response{{Status: http.StatusAccepted, Body: TurnStartedResponse{}}},
 		Errors:     []Code{CodeSessionNotFound, CodeSessionBusy, CodeEmptyMessage, CodeMessageTooBig}},
 	{Name: "cancelTurn", Method: http.MethodPost, Path: "/session/{id}/cancel", Summary: "Cancel the running turn; it ends with turn.failed (cancelled).",
+		About:     "A turn parked for approvals is cancelled too, whichever host parked it: its pending calls are closed (status cancelled; a decision after that is 409 already_resolved), a call approved but not yet run never runs, and each call left unanswered gets a result. A turn running, not parked, on another host is no_running_turn.",
 		Responses: []Response{{Status: http.StatusOK, Body: OKResponse{}}},
 		Errors:    []Code{CodeSessionNotFound, CodeNoRunningTurn}},
 	{Name: "compactSession", Method: http.MethodPost, Path: "/session/{id}/compact", Summary: "Compact the conversation now: its older part is summarised (context.compacted).",
@@ -143,7 +144,7 @@ var Routes = []Route{
 		Errors:    []Code{CodeApprovalNotFound, CodeAlreadyResolved, CodeApprovalExpired}},
 	{Name: "listApprovals", Method: http.MethodGet, Path: "/approvals", Summary: "Parked and decided calls, oldest first.",
 		Params: []Param{
-			{Name: "status", In: "query", Type: "string", About: "pending, approved, denied or expired"},
+			{Name: "status", In: "query", Type: "string", About: "pending, approved, denied, expired or cancelled"},
 			paramLimit, paramCursor,
 		},
 		Responses: []Response{{Status: http.StatusOK, Body: ApprovalList{}}},

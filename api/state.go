@@ -76,6 +76,10 @@ const (
 	ApprovalApproved = tool.ApprovalApproved
 	ApprovalDenied   = tool.ApprovalDenied
 	ApprovalExpired  = tool.ApprovalExpired
+	// ApprovalCancelled: its turn was cancelled while it waited
+	// (POST /v1/session/{id}/cancel); a decision after that is refused
+	// with already_resolved, and the call never runs.
+	ApprovalCancelled = tool.ApprovalCancelled
 )
 
 // ApprovalStatuses lists every approval status.

@@ -70,7 +70,10 @@ func (c *Client) AllSessions(ctx context.Context, pageSize int) iter.Seq2[api.Se
 }
 
 // Cancel cancels the session's running turn; it ends with turn.failed
-// ("cancelled"). With no turn running it returns [api.ErrNoRunningTurn].
+// ("cancelled"). A turn parked for approvals is cancelled too: its pending
+// calls are closed (status cancelled; a decision after that returns
+// [api.ErrAlreadyResolved]) and none of its calls runs any more. With no
+// turn running it returns [api.ErrNoRunningTurn].
 func (c *Client) Cancel(ctx context.Context, sessionID string) error {
 	var ans api.OKResponse
 	return c.call(ctx, "cancelTurn", []string{sessionID}, nil, nil, &ans)

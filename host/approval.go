@@ -81,7 +81,8 @@ func (h *Host) park(ctx context.Context, t *tool.Tool, in *tool.Input, p parkSpe
 // follows as action.result, and a model turn waiting for it goes on.
 //
 // The error is an *api.Error: approval_not_found, approval_expired, or
-// already_resolved carrying the first decision in its Approval.
+// already_resolved carrying the first decision in its Approval (status
+// cancelled when its turn was cancelled: see [Sessions.Cancel]).
 func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api.Approval, error) {
 	if d.By == "" {
 		d.By = "unknown"
@@ -113,8 +114,11 @@ func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api
 	a, _, err := ap.h.log.ResolveApproval(ctx, p)
 	switch {
 	case errors.Is(err, store.ErrAlreadyResolved):
-		return a, &api.Error{Code: api.CodeAlreadyResolved, Approval: &a,
-			Message: fmt.Sprintf("already_resolved: call %s was %s by %s", a.CallID, a.Status, a.DecidedBy)}
+		msg := fmt.Sprintf("already_resolved: call %s was %s by %s", a.CallID, a.Status, a.DecidedBy)
+		if a.Status == api.ApprovalCancelled {
+			msg = fmt.Sprintf("already_resolved: call %s was cancelled with its turn %s; it will not run", a.CallID, a.TurnID)
+		}
+		return a, &api.Error{Code: api.CodeAlreadyResolved, Approval: &a, Message: msg}
 	case errors.Is(err, store.ErrExpired):
 		// Expire it now rather than wait for its job or the sweep.
 		ap.h.expireNow(context.WithoutCancel(ctx), callID)

@@ -405,30 +405,6 @@ func (r Runners) Holds(ctx context.Context, sessionID, turnID string, token int6
 	return r.h.log.RenewLease(ctx, f, store.Lease{Holder: "runner", TTL: r.h.opts.LeaseTTL}) == nil
 }
 
-// cancelCloudTurn ends a cloud session's running turn, wherever it is (on
-// a runner, or waiting for one): turn.failed (cancelled), with a result
-// for each call it left unanswered. The runner's next report finds the
-// turn gone (lease_lost) and stops.
-func (h *Host) cancelCloudTurn(ctx context.Context, sess api.Session) error {
-	turnID := sess.RunningTurn
-	open, err := openCalls(ctx, h.log, sess.ID, turnID, false)
-	if err != nil {
-		return storeError(err, nil)
-	}
-	var payloads []api.Payload
-	for _, a := range open {
-		payloads = append(payloads, api.ActionResult{CallID: a.CallID, ModelCallID: a.ModelCallID, Tool: a.Tool, IsError: true,
-			Result: json.RawMessage(`"cancelled before it finished"`)})
-	}
-	payloads = append(payloads, api.TurnFailed{Code: api.FailureCancelled, Reason: "cancelled"})
-	_, err = h.log.EndTurn(context.WithoutCancel(ctx), store.EndTurnParams{SessionID: sess.ID, TurnID: turnID, Status: api.TurnStatusFailed,
-		Reason: "cancelled", Events: events(turnID, payloads...)})
-	if errors.Is(err, store.ErrNotRunning) {
-		return api.ErrNoRunningTurn
-	}
-	return storeError(err, nil)
-}
-
 // InTurn binds a call to a cloud turn: a runner's call of a server tool,
 // made over MCP with the session's runner token.
 type InTurn struct {

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -58,6 +59,9 @@ func (h *Host) drive(ctx context.Context, sessionID, turnID string) {
 		if err := h.log.ParkTurn(ctx, hold.Fence); err != nil {
 			return // the lease was lost: another host has the session
 		}
+		if h.cancelledParking(tctx, sessionID, turnID) {
+			return
+		}
 		h.drive(ctx, sessionID, turnID) // decisions may have come meanwhile
 	case turn.Kind != api.TurnModel:
 		defer h.leases.untrack(sessionID, turnID)
@@ -78,6 +82,20 @@ func (h *Host) drive(ctx context.Context, sessionID, turnID string) {
 		}
 		h.goTurn(tctx, sess, hold.Fence)
 	}
+}
+
+// cancelledParking ends a turn this host has just parked if it was
+// cancelled while this host held it (tctx is the turn's context): a
+// cancel that came as it parked, or while it ran approved calls, ends it
+// rather than leave it parked. It reports whether it did.
+func (h *Host) cancelledParking(tctx context.Context, sessionID, turnID string) bool {
+	if !errors.Is(context.Cause(tctx), errCancelled) {
+		return false
+	}
+	if err := h.cancelTurn(tctx, sessionID, turnID, false); err != nil && !errors.Is(err, api.ErrNoRunningTurn) {
+		h.logger.Error("cancelling a parked turn", "session", sessionID, "turn", turnID, "err", err)
+	}
+	return true
 }
 
 // runAll runs approved calls of a turn this host holds, at most

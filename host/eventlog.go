@@ -90,6 +90,13 @@ func (l *eventLog) EndTurn(ctx context.Context, p store.EndTurnParams) ([]api.Ev
 	return stored, err
 }
 
+// CancelTurn ends a cancelled turn and publishes its last events.
+func (l *eventLog) CancelTurn(ctx context.Context, p store.CancelTurnParams) ([]api.Approval, []api.Event, error) {
+	closed, stored, err := l.Store.CancelTurn(ctx, p)
+	l.publish(p.SessionID, stored)
+	return closed, stored, err
+}
+
 // CreateApproval parks a call and publishes the request.
 func (l *eventLog) CreateApproval(ctx context.Context, a api.Approval, events ...api.Event) ([]api.Event, error) {
 	stored, err := l.Store.CreateApproval(ctx, a, events...)

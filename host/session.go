@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -180,9 +181,16 @@ func (s Sessions) Send(ctx context.Context, sessionID, message string) (string, 
 }
 
 // Cancel cancels the session's running turn, which then ends with
-// turn.failed ("cancelled").
+// turn.failed ("cancelled"), wherever it is: running here, parked for
+// approvals (whichever host parked it), or a cloud turn on a runner or
+// waiting for one. Ending a turn that does not run here closes the calls
+// it waits on: a pending call is cancelled (a decision after that is
+// refused with already_resolved, carrying the cancelled call), and a call
+// approved but not yet run never runs; each call the turn left unanswered
+// gets a result. It fails with api.ErrNoRunningTurn when the session has
+// no running turn, or when its turn runs, not parked, on another host.
 func (s Sessions) Cancel(ctx context.Context, sessionID string) error {
-	sess, err := s.Get(ctx, sessionID)
+	sess, err := s.h.session(ctx, sessionID)
 	if err != nil {
 		return err
 	}
@@ -194,10 +202,61 @@ func (s Sessions) Cancel(ctx context.Context, sessionID string) error {
 	if s.h.leases.cancel(sessionID, errCancelled) {
 		return nil
 	}
-	if sess.Mode == api.ModeCloud && sess.RunningTurn != "" {
-		return s.h.cancelCloudTurn(ctx, sess)
+	// A cloud turn ends even on its runner: the runner's next report
+	// finds the turn gone (lease_lost) and stops.
+	return s.h.cancelTurn(ctx, sessionID, sess.RunningTurn, sess.Mode == api.ModeCloud)
+}
+
+// cancelledResult is the result of a call whose turn was cancelled before
+// it had one.
+var cancelledResult = json.RawMessage(`"cancelled before it finished"`)
+
+// cancelTurn ends a turn that does not run here (store.CancelTurn): parked,
+// or with held, on a runner too. The stream records the calls it closed as
+// cancelled, then a result for each call left unanswered, then
+// turn.failed (cancelled); the direct callers waiting for a closed call are
+// woken. api.ErrNoRunningTurn if the store finds it not parked (a host
+// holds it) or ended. A cancel that comes as the decisions do wins or loses
+// as a whole: either the turn ends here and none of its calls runs (one
+// approved just before keeps its decision, and gets the cancelled result),
+// or it has resumed on a host and goes on there.
+func (h *Host) cancelTurn(ctx context.Context, sessionID, turnID string, held bool) error {
+	ctx = context.WithoutCancel(ctx)
+	open, err := openCalls(ctx, h.log, sessionID, turnID, false) // those parked are the store's to close
+	if err != nil {
+		return storeError(err, nil)
 	}
-	return api.ErrNoRunningTurn
+	end := h.withTurnUsage(ctx, store.Fence{SessionID: sessionID, TurnID: turnID}, api.TurnFailed{Code: api.FailureCancelled, Reason: "cancelled"})
+	closed, _, err := h.log.CancelTurn(ctx, store.CancelTurnParams{SessionID: sessionID, TurnID: turnID, Reason: "cancelled", CallReason: "its turn was cancelled", Held: held,
+		Outcome: api.Outcome{IsError: true, Result: cancelledResult},
+		Events: func(closed []api.Approval) []api.Event {
+			var ps []api.Payload
+			for _, a := range closed {
+				if a.Status == api.ApprovalCancelled {
+					ps = append(ps, api.ApprovalResolved{CallID: a.CallID, Tool: a.Tool, Status: a.Status, Reason: a.Reason, At: a.DecidedAt.UTC()})
+				}
+				ps = append(ps, api.ActionResult{CallID: a.CallID, ModelCallID: a.ModelCallID, Tool: a.Tool, IsError: true, Result: cancelledResult,
+					Direct: a.ModelCallID == ""})
+			}
+			for _, a := range open {
+				ps = append(ps, api.ActionResult{CallID: a.CallID, ModelCallID: a.ModelCallID, Tool: a.Tool, IsError: true, Result: cancelledResult})
+			}
+			return events(turnID, append(ps, end)...)
+		}})
+	if errors.Is(err, store.ErrNotRunning) {
+		if t, terr := h.log.Turn(ctx, sessionID, turnID); terr == nil && t.Status == api.TurnStatusRunning {
+			return api.Errorf(api.CodeNoRunningTurn, "turn %s of session %s runs on another host now, not parked; only the host running a turn can cancel it", turnID, sessionID)
+		}
+		return api.ErrNoRunningTurn
+	}
+	if err != nil {
+		return storeError(err, nil)
+	}
+	for _, a := range closed {
+		h.waiters.notify(a.CallID)
+	}
+	h.logger.Info("cancelled a turn", "session", sessionID, "turn", turnID, "closed", len(closed))
+	return nil
 }
 
 // beginTurn starts a turn in a session, holding its lease, with its first

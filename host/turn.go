@@ -49,6 +49,9 @@ func (h *Host) runTurn(ctx context.Context, sess api.Session, f store.Fence) {
 			h.logger.Error("parking a turn", "session", sess.ID, "turn", turnID, "err", err)
 			return
 		}
+		if h.cancelledParking(ctx, sess.ID, turnID) {
+			return
+		}
 		// Decisions may have come while the turn ran its other calls.
 		h.drive(ctx, sess.ID, turnID)
 		return

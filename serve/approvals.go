@@ -45,7 +45,7 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 	}
 	status := api.ApprovalStatus(r.URL.Query().Get("status"))
 	if status != "" && !status.Valid() {
-		writeError(w, api.Errorf(api.CodeBadQuery, "status must be pending, approved, denied or expired"))
+		writeError(w, api.Errorf(api.CodeBadQuery, "status must be pending, approved, denied, expired or cancelled"))
 		return
 	}
 	list, next, err := s.host.Approvals().List(r.Context(), status, store.Page{Limit: int(limit), Cursor: r.URL.Query().Get("cursor")})

@@ -373,6 +373,8 @@ func cardBlocks(a api.Approval, decided bool) ([]slack.Block, string) {
 			head, fallback = ":x: *Denied:* `"+tool+"`", "Denied: "+a.Tool
 		case api.ApprovalExpired:
 			head, fallback = ":hourglass: *Expired:* `"+tool+"`", "Expired: "+a.Tool
+		case api.ApprovalCancelled:
+			head, fallback = ":no_entry_sign: *Cancelled:* `"+tool+"`", "Cancelled: "+a.Tool
 		default:
 			head, fallback = "*"+slackutilsx.EscapeMessage(string(a.Status))+":* `"+tool+"`", string(a.Status)+": "+a.Tool
 		}
@@ -395,6 +397,8 @@ func cardBlocks(a api.Approval, decided bool) ([]slack.Block, string) {
 	switch a.Status {
 	case api.ApprovalExpired:
 		decision = "Nobody decided before it expired"
+	case api.ApprovalCancelled:
+		decision = "Its turn was cancelled before anyone decided"
 	case api.ApprovalApproved:
 		decision = "Approved by " + who(a.DecidedBy)
 	case api.ApprovalDenied:
@@ -405,7 +409,7 @@ func cardBlocks(a api.Approval, decided bool) ([]slack.Block, string) {
 	if a.DecidedAt != nil {
 		decision += " " + when(*a.DecidedAt)
 	}
-	if a.Reason != "" && a.Status != api.ApprovalExpired {
+	if a.Reason != "" && a.Status != api.ApprovalExpired && a.Status != api.ApprovalCancelled {
 		decision += ": " + slackutilsx.EscapeMessage(truncate(a.Reason, 500))
 	}
 	return append(blocks, slack.NewSectionBlock(md(decision), nil, nil, slack.SectionBlockOptionBlockID("decision"))), fallback

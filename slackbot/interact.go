@@ -149,6 +149,9 @@ func refusal(err error) string {
 		if e.Approval != nil && e.Approval.Status == api.ApprovalExpired {
 			return "Too late: the call expired before anyone decided."
 		}
+		if e.Approval != nil && e.Approval.Status == api.ApprovalCancelled {
+			return "Too late: its turn was cancelled, and the call will not run."
+		}
 		if e.Approval != nil {
 			return "Already decided: " + string(e.Approval.Status) + " by " + who(e.Approval.DecidedBy) + "."
 		}

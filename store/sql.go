@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -705,4 +706,83 @@ func (s *sqlStore) ParkedTurns(ctx context.Context) ([]api.Turn, error) {
 		return nil, fmt.Errorf("listing parked turns: %w", err)
 	}
 	return out, nil
+}
+
+func (s *sqlStore) CancelTurn(ctx context.Context, p CancelTurnParams) ([]api.Approval, []api.Event, error) {
+	now := s.now().UTC().Truncate(time.Microsecond)
+	var closed []api.Approval
+	var out []api.Event
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		closed, out = nil, nil
+		// Rows are locked in the order the other writes lock them
+		// (approvals, the turn, its session), lest two of them deadlock.
+		query := `SELECT ` + approvalColumns + ` FROM approvals
+			WHERE session_id = ? AND turn_id = ? AND outcome IS NULL AND executor = '' ORDER BY requested_at, call_id`
+		if s.dialect.RowLocks {
+			query += ` FOR UPDATE`
+		}
+		open, err := queryAll(ctx, tx, s.q(query), []any{p.SessionID, p.TurnID}, scanApprovalRow)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, s.q(`UPDATE turns SET status = ?, reason = ?, ended_at = ? WHERE session_id = ? AND id = ? AND status = ?`),
+			string(api.TurnStatusFailed), p.Reason, micros(now), p.SessionID, p.TurnID, string(api.TurnStatusRunning))
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrNotRunning
+		}
+		// Parked: the turn holds its session without a lease. The row lock
+		// makes a resumption (or a holder's write) wait for this
+		// transaction, and then find the turn gone.
+		release := `UPDATE sessions SET turn_id = NULL, lease_holder = NULL, lease_expires = NULL WHERE id = ? AND turn_id = ?`
+		if !p.Held {
+			release += ` AND lease_expires IS NULL`
+		}
+		if res, err = tx.ExecContext(ctx, s.q(release), p.SessionID, p.TurnID); err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrNotRunning
+		}
+		for _, a := range open {
+			was := a.Status
+			if a.Status == api.ApprovalPending {
+				at := now
+				a.Status, a.DecidedAt, a.Reason = api.ApprovalCancelled, &at, p.CallReason
+			}
+			var decided any // NULL while undecided
+			if a.DecidedAt != nil {
+				decided = micros(*a.DecidedAt)
+			}
+			o := p.Outcome
+			o.ToolName, o.CallID = a.Tool, a.CallID
+			b, err := json.Marshal(o)
+			if err != nil {
+				return fmt.Errorf("encoding the outcome of call %s: %w", a.CallID, err)
+			}
+			res, err := tx.ExecContext(ctx, s.q(`UPDATE approvals SET status = ?, decided_at = ?, reason = ?, outcome = ?
+				WHERE call_id = ? AND status = ? AND outcome IS NULL AND executor = ''`),
+				string(a.Status), decided, a.Reason, string(b), a.CallID, string(was))
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				a.Outcome = &o
+				closed = append(closed, a)
+			}
+		}
+		if p.Events != nil {
+			out, err = s.appendTx(ctx, tx, p.SessionID, now, withTurn(p.Events(closed), p.TurnID))
+		}
+		return err
+	})
+	if errors.Is(err, ErrNotRunning) {
+		return nil, nil, err
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("cancelling turn: %w", err)
+	}
+	return closed, out, nil
 }

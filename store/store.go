@@ -125,6 +125,26 @@ type EndTurnParams struct {
 	Events []api.Event
 }
 
+// CancelTurnParams end a parked turn that is cancelled.
+type CancelTurnParams struct {
+	SessionID string
+	TurnID    string
+	// Reason is the turn's reason; CallReason is recorded on each pending
+	// call it closes.
+	Reason     string
+	CallReason string
+	// Outcome is recorded for each call it closes, with the call's
+	// ToolName and CallID.
+	Outcome api.Outcome
+	// Held also ends the turn while a lease holds it (a cloud turn on its
+	// runner): the holder's next write finds its fence gone.
+	Held bool
+	// Events returns what to append in the same transaction, given the
+	// calls closed as they stand after it (their results, the turn's end).
+	// It is called inside the transaction, so it must not use the store.
+	Events func(closed []api.Approval) []api.Event
+}
+
 // ListApprovalsParams select approvals.
 type ListApprovalsParams struct {
 	Status api.ApprovalStatus // "" for all
@@ -222,6 +242,16 @@ type Sessions interface {
 	// ErrNotRunning if the turn has ended or is parked, ErrLeaseLost if it
 	// no longer holds its session (another turn took it).
 	TakeOverTurn(ctx context.Context, sessionID, turnID string, lease Lease) (Hold, error)
+	// CancelTurn ends a parked turn as failed (p.Reason), releases the
+	// session and closes the calls the turn waits on, atomically: its
+	// pending approvals become cancelled (a later decision fails with
+	// ErrAlreadyResolved), and each of its approvals without an outcome
+	// that nobody has claimed (pending, or approved and not yet run) gets
+	// p.Outcome, so that it never runs. It returns the calls it closed and
+	// the events of p.Events as stored; ErrNotRunning, changing nothing, if
+	// the turn does not hold its session parked (a lease holds it, unless
+	// p.Held, or it has ended).
+	CancelTurn(ctx context.Context, p CancelTurnParams) ([]api.Approval, []api.Event, error)
 
 	// Append adds events to a session's stream and returns them numbered.
 	Append(ctx context.Context, sessionID string, events ...api.Event) ([]api.Event, error)

@@ -15,10 +15,13 @@ const (
 	ApprovalApproved ApprovalStatus = "approved"
 	ApprovalDenied   ApprovalStatus = "denied"
 	ApprovalExpired  ApprovalStatus = "expired"
+	// ApprovalCancelled: its turn was cancelled while it waited; nobody
+	// can decide it any more, and it never runs.
+	ApprovalCancelled ApprovalStatus = "cancelled"
 )
 
 // ApprovalStatuses lists every approval status.
-var ApprovalStatuses = []ApprovalStatus{ApprovalPending, ApprovalApproved, ApprovalDenied, ApprovalExpired}
+var ApprovalStatuses = []ApprovalStatus{ApprovalPending, ApprovalApproved, ApprovalDenied, ApprovalExpired, ApprovalCancelled}
 
 // Valid reports whether s is one of [ApprovalStatuses].
 func (s ApprovalStatus) Valid() bool {

@@ -50,7 +50,7 @@ func newApprovals() *cobra.Command {
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().StringVar(&status, "status", "pending", "pending, approved, denied, expired, or \"\" for all")
+	cmd.Flags().StringVar(&status, "status", "pending", "pending, approved, denied, expired, cancelled, or \"\" for all")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for machines")
 	return cmd
 }

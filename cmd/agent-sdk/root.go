@@ -26,7 +26,7 @@ binary, serves its HTTP API, and calls its tools directly, with no model turn.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newInit(), newServe(), newCall(), newTools(), newBuild(), newVersion(), newSessions(), newSend(), newEvents(), newCompact(),
+	root.AddCommand(newInit(), newServe(), newCall(), newTools(), newBuild(), newVersion(), newSessions(), newSend(), newEvents(), newCompact(), newCancel(),
 		newApprovals(), newDecide(true), newDecide(false), newSchedules(), newEval(), newUsage(), newOpenAPI(), newRunner())
 	return root
 }

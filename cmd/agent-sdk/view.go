@@ -328,6 +328,8 @@ func (v *view) approvalResolved(e api.Event, p *api.ApprovalResolved) {
 		icon, style, what = "✗ ", styleRed, " denied"
 	case api.ApprovalExpired:
 		icon, style, what = "✗ ", styleRed, " expired with no decision"
+	case api.ApprovalCancelled:
+		icon, style, what = "✗ ", styleRed, " cancelled with its turn"
 	case api.ApprovalApproved:
 	default:
 		what = " " + clean(string(p.Status))
@@ -337,7 +339,7 @@ func (v *view) approvalResolved(e api.Event, p *api.ApprovalResolved) {
 		by = " by " + clean(p.By)
 	}
 	reason := ""
-	if p.Reason != "" {
+	if p.Reason != "" && p.Status != api.ApprovalCancelled {
 		reason = ": " + clean(p.Reason)
 	}
 	v.line(seg{style, icon}, seg{styleBold, clean(p.Tool)}, seg{style, what + by},

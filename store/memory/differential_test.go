@@ -148,6 +148,14 @@ var ops = []op{
 		return showSorted(s.ExpiredTurns(ctx, time.Now()))
 	}},
 	{"ParkedTurns", func(ctx context.Context, s store.Store, in *input) string { return showSorted(s.ParkedTurns(ctx)) }},
+	{"CancelTurn", func(ctx context.Context, s store.Store, in *input) string {
+		evs := in.events()
+		var given []api.Approval
+		closed, stored, err := s.CancelTurn(ctx, store.CancelTurnParams{SessionID: in.pick("s1", "s2"), TurnID: in.pick("t1", "t2", "t3"),
+			Reason: in.pick("", "cancelled"), CallReason: in.pick("", "why"), Outcome: api.Outcome{IsError: true, Result: json.RawMessage(`"x"`)}, Held: in.n(2) == 0,
+			Events: func(closed []api.Approval) []api.Event { given = closed; return evs }})
+		return show2(closed, stored, err) + show(given, nil)
+	}},
 	{"CreateApproval", func(ctx context.Context, s store.Store, in *input) string {
 		a := api.Approval{CallID: in.pick("c1", "c2", "c3"), SessionID: in.pick("", "s1", "s3"), TurnID: in.pick("", "t1"), Tool: "promote",
 			Input: json.RawMessage(`{"n":1}`), RequestedBy: "p", ExpiresAt: time.Now().Add([]time.Duration{time.Hour, -time.Hour}[in.n(2)])}

@@ -382,3 +382,55 @@ func sortTurns(ts []api.Turn) {
 		return cmp.Or(cmp.Compare(a.SessionID, b.SessionID), cmp.Compare(a.ID, b.ID))
 	})
 }
+
+func (m *memStore) CancelTurn(ctx context.Context, p store.CancelTurnParams) ([]api.Approval, []api.Event, error) {
+	now := m.clock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[p.SessionID]
+	if !ok || !s.holds(p.TurnID) || (s.leased && !p.Held) {
+		return nil, nil, store.ErrNotRunning
+	}
+	t, ok := s.turns[p.TurnID]
+	if !ok || t.Status != api.TurnStatusRunning {
+		return nil, nil, store.ErrNotRunning
+	}
+	var open []*approval
+	for _, a := range m.approvals {
+		if a.SessionID == p.SessionID && a.TurnID == p.TurnID && a.outcome == nil && !a.hasExecutor {
+			open = append(open, a)
+		}
+	}
+	slices.SortFunc(open, func(a, b *approval) int {
+		return cmp.Or(a.RequestedAt.Compare(b.RequestedAt), cmp.Compare(a.CallID, b.CallID))
+	})
+	outcomes := make([][]byte, len(open))
+	for i, a := range open {
+		o := p.Outcome
+		o.ToolName, o.CallID = a.Tool, a.CallID
+		b, err := json.Marshal(o)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cancelling turn: encoding the outcome of call %s: %w", a.CallID, err)
+		}
+		outcomes[i] = b
+	}
+	var closed []api.Approval // nil when empty, as in SQL
+	for i, a := range open {
+		if a.Status == api.ApprovalPending {
+			a.Status, a.DecidedAt, a.Reason = api.ApprovalCancelled, clonePtr(&now), p.CallReason
+		}
+		a.outcome = outcomes[i]
+		r, err := a.record()
+		if err != nil {
+			return nil, nil, fmt.Errorf("cancelling turn: %w", err)
+		}
+		closed = append(closed, r)
+	}
+	t.Status, t.Reason, t.EndedAt = api.TurnStatusFailed, p.Reason, &now
+	s.running, s.RunningTurn, s.leased = false, "", false
+	var evs []api.Event
+	if p.Events != nil {
+		evs = p.Events(closed)
+	}
+	return closed, appendLocked(s, now, withTurn(evs, p.TurnID)), nil
+}

@@ -35,6 +35,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListApprovalsByStatus", testListApprovals},
 		{"FailedCreateApprovalChangesNothing", testCreateApprovalAtomic},
 		{"ParkedTurns", testParkedTurns},
+		{"CancelParkedTurn", testCancelTurn},
+		{"CancelParkedTurnRaces", testCancelTurnRaces},
 		{"Fencing", testFencing},
 		{"TakeOverExpiredTurn", testTakeOver},
 		{"Jobs", testJobs},
