@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
@@ -317,21 +316,11 @@ func turnEvents(evs []api.Event, turnID string) []api.Event {
 // events.
 func waitParked(t *testing.T, b *sessionBundle, sessionID, turnID string) []api.Event {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var evs []api.Event
-	for e, err := range b.host.Sessions().Follow(ctx, sessionID, 0) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs = append(evs, e)
-		if e.TurnID == turnID && e.Kind == api.KindApprovalRequested {
-			return evs
-		}
-		if e.TurnID == turnID && (e.Kind == api.KindTurnCompleted || e.Kind == api.KindTurnFailed) {
-			t.Fatalf("turn %s ended without parking: %s", turnID, e.Data)
-		}
+	evs := b.followUntil(t, sessionID, "turn "+turnID+" did not park", func(e api.Event) bool {
+		return e.TurnID == turnID && (e.Kind == api.KindApprovalRequested || e.Kind == api.KindTurnCompleted || e.Kind == api.KindTurnFailed)
+	})
+	if last := evs[len(evs)-1]; last.Kind != api.KindApprovalRequested {
+		t.Fatalf("turn %s ended without parking: %s", turnID, last.Data)
 	}
-	t.Fatalf("turn %s did not park: %s", turnID, kinds(evs))
-	return nil
+	return evs
 }

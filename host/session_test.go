@@ -109,6 +109,16 @@ func setupSessions(t *testing.T, provider string, opts host.Options, script ...f
 // events.
 func (b *sessionBundle) waitTurn(t *testing.T, sessionID, turnID string) []api.Event {
 	t.Helper()
+	return b.followUntil(t, sessionID, "turn "+turnID+" did not end", func(e api.Event) bool {
+		return e.TurnID == turnID && (e.Kind == api.KindTurnCompleted || e.Kind == api.KindTurnFailed)
+	})
+}
+
+// followUntil follows the session's stream from its start until stop
+// says so (within 30 s, else the test fails saying what), and returns the
+// events up to there.
+func (b *sessionBundle) followUntil(t *testing.T, sessionID, what string, stop func(api.Event) bool) []api.Event {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var evs []api.Event
@@ -117,11 +127,11 @@ func (b *sessionBundle) waitTurn(t *testing.T, sessionID, turnID string) []api.E
 			t.Fatal(err)
 		}
 		evs = append(evs, e)
-		if e.TurnID == turnID && (e.Kind == api.KindTurnCompleted || e.Kind == api.KindTurnFailed) {
+		if stop(e) {
 			return evs
 		}
 	}
-	t.Fatalf("turn %s did not end; events: %s", turnID, kinds(evs))
+	t.Fatalf("%s; events: %s", what, kinds(evs))
 	return nil
 }
 
