@@ -118,9 +118,8 @@ func (h *Host) loop(ctx context.Context, sess api.Session, turnID string) (int, 
 	if err := h.startChannel(ctx, sess, turnID, hist); err != nil {
 		return 0, err
 	}
-	_, tags := hist.Messages()
 	span := trace.SpanFromContext(ctx)
-	for k, v := range tags {
+	for k, v := range hist.Tags() {
 		span.SetAttributes(attribute.String("session.tag."+k, v))
 	}
 	return turnloop.Run(ctx, h.turnConfig(h.modelTools(), sess.ID), turnEnv{h, sess, turnID, raised}, hist)

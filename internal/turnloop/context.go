@@ -217,47 +217,52 @@ func (h *History) clearing(keep, min int) (int64, int) {
 
 // fitContext makes the request fit the model's window (ContextConfig):
 // it clears old results, then compacts, recording each, and fails with a
-// context-length *model.Error when even so it would not fit.
-func fitContext(ctx context.Context, cfg Config, env Env, hist *History, req *model.Request) (*model.Request, error) {
+// context-length *model.Error when even so it would not fit. bytes is the
+// request's size (RequestBytes); it returns the request to send and its
+// size.
+func fitContext(ctx context.Context, cfg Config, env Env, hist *History, req *model.Request, bytes int64) (*model.Request, int64, error) {
 	c := cfg.Context
 	if c.Window <= 0 {
-		return req, nil
+		return req, bytes, nil
 	}
 	room := int64(answerRoom(cfg))
 	limit := int64(c.threshold() * float64(c.Window))
-	n := hist.Count(RequestBytes(req))
+	n := hist.Count(bytes)
 	fits := func() bool { return n <= limit && n+room <= c.Window }
 	if fits() {
-		return req, nil
+		return req, bytes, nil
 	}
-	// Once past the threshold, go well below it (a quarter of it), so
-	// that the conversation is changed seldom: each change costs the
-	// prompt cache what follows it.
+	// Once past the threshold, go well below it (to three quarters of
+	// it), so that the conversation is changed seldom: each change costs
+	// the prompt cache what follows it.
 	limit = limit * 3 / 4
+	remake := func() {
+		req = rebuild(cfg, hist)
+		bytes = RequestBytes(req)
+		n = hist.Count(bytes)
+	}
 	if through, k := hist.clearing(c.keepTurns(), c.clearBytes()); k > 0 {
 		before := n
 		hist.clear(through, c.clearBytes())
-		req = rebuild(cfg, hist)
-		n = hist.Count(RequestBytes(req))
+		remake()
 		if err := env.Emit(ctx, api.ContextCleared{MinBytes: c.clearBytes(), Results: k, ThroughSeq: through, TokensBefore: before, TokensAfter: n}); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if fits() {
-			return req, nil
+			return req, bytes, nil
 		}
 	}
 	if done, _, err := Compact(ctx, cfg, env, hist, "auto"); err != nil {
-		return nil, err
+		return nil, 0, err
 	} else if done != nil {
-		req = rebuild(cfg, hist)
-		n = hist.Count(RequestBytes(req))
+		remake()
 	}
 	if n+room > c.Window {
-		return nil, &model.Error{Reason: model.ReasonContextLength, Message: fmt.Sprintf(
+		return nil, 0, &model.Error{Reason: model.ReasonContextLength, Message: fmt.Sprintf(
 			"the request would be about %d tokens, with %d more for the answer, over the model's context window of %d tokens, even compacted: its largest part is %s",
 			n, room, c.Window, largestPart(req))}
 	}
-	return req, nil
+	return req, bytes, nil
 }
 
 // answerRoom is the tokens a call's answer may take.
@@ -325,8 +330,7 @@ func Compact(ctx context.Context, cfg Config, env Env, hist *History, trigger st
 	if c.ModelName != "" {
 		scfg.ModelName = c.ModelName
 	}
-	msgs, _ := hist.Messages()
-	text := transcript(msgs[:at.msg], summaryBytes(c, hist))
+	text := transcript(hist.before(at.msg), summaryBytes(c, hist))
 	prompt := c.Prompt
 	if prompt == "" {
 		prompt = DefaultCompactionPrompt
@@ -350,9 +354,9 @@ func Compact(ctx context.Context, cfg Config, env Env, hist *History, trigger st
 	}
 	usage := UsageOf(scfg, ans.end, time.Since(start))
 	usage.Purpose = "compaction"
-	_, tags := hist.Messages()
+	tags := maps.Clone(hist.Tags())
 	hist.compact(at.seq, summary)
-	rec := api.ContextCompacted{Summary: summary, Tags: maps.Clone(tags), ThroughSeq: at.seq, TokensBefore: before,
+	rec := api.ContextCompacted{Summary: summary, Tags: tags, ThroughSeq: at.seq, TokensBefore: before,
 		TokensAfter: hist.Count(RequestBytes(rebuild(cfg, hist))), Trigger: trigger}
 	err = env.Emit(ctx, usage, rec)
 	done()

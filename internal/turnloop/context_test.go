@@ -215,3 +215,31 @@ func TestRunRefusesWhatCannotFit(t *testing.T) {
 		t.Errorf("the model was called %d times", n)
 	}
 }
+
+// TestCompactTranscriptStopsAtTheCut: the summariser reads everything
+// before the kept turns and nothing after, also when a call earlier on
+// has no result (which Messages may answer with a message of its own).
+func TestCompactTranscriptStopsAtTheCut(t *testing.T) {
+	t.Parallel()
+	var s stream
+	s.add(api.TurnStarted{Kind: api.TurnModel}, api.Message{Role: api.RoleUser, Text: "question 1"},
+		api.ActionsRequested{Actions: []api.Action{{CallID: "tool_f_1", ModelCallID: "c1", Tool: "f"}}}, api.TurnFailed{Reason: "x"})
+	// A turn that begins with the model's answer (no user message: the
+	// call above gets a message of its own from Messages).
+	s.add(api.TurnStarted{Kind: api.TurnModel}, api.Message{Role: api.RoleAssistant, Text: "answer 2"}, api.TurnCompleted{})
+	s.turn(3, "c3", 10)
+	fake := fakemodel.New(fakemodel.Reply{Text: []string{"SUMMARY"}})
+	t.Cleanup(fake.Close)
+	p, err := anthropic.New(model.Config{Name: "claude-test", APIKey: "k", BaseURL: fake.AnthropicURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := turnloop.Config{Model: p, ModelTimeout: 10 * time.Second, Context: turnloop.ContextConfig{Window: 100_000, KeepTurns: 1}}
+	if rec, _, err := turnloop.Compact(context.Background(), cfg, &recorder{}, historyOf(s.evs), "manual"); err != nil || rec == nil {
+		t.Fatalf("Compact: %+v, %v", rec, err)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 1 || !strings.Contains(string(reqs[0]), "answer 2") || strings.Contains(string(reqs[0]), "question 3") {
+		t.Errorf("the summariser read: %s", reqs)
+	}
+}

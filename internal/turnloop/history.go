@@ -105,6 +105,16 @@ func (h *History) Messages() ([]model.Message, map[string]string) {
 	return fillMissingResults(slices.Clone(h.msgs), h.meta), h.tags
 }
 
+// Tags returns the session's tags (not a copy).
+func (h *History) Tags() map[string]string { return h.tags }
+
+// before is the conversation before message i (a place keptFrom gives),
+// as Messages gives it: i counts the history's own messages, not the
+// results Messages adds for calls without one.
+func (h *History) before(i int) []model.Message {
+	return fillMissingResults(slices.Clone(h.msgs[:i]), h.meta[:i])
+}
+
 // Len is the number of messages.
 func (h *History) Len() int { return len(h.msgs) }
 

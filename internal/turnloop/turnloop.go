@@ -120,7 +120,8 @@ func Run(ctx context.Context, cfg Config, env Env, hist *History) (int, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	for step := 1; step <= cfg.MaxSteps; step++ {
-		req, err := fitContext(ctx, cfg, env, hist, rebuild(cfg, hist))
+		req := rebuild(cfg, hist)
+		req, bytes, err := fitContext(ctx, cfg, env, hist, req, RequestBytes(req))
 		if err != nil {
 			return step, err
 		}
@@ -139,7 +140,7 @@ func Run(ctx context.Context, cfg Config, env Env, hist *History) (int, error) {
 			records = append(records, api.Message{Role: api.RoleAssistant, Text: ans.text})
 		}
 		usage := UsageOf(cfg, ans.end, time.Since(start))
-		usage.RequestBytes = RequestBytes(req)
+		usage.RequestBytes = bytes
 		if usage.Reported {
 			hist.calibrate(usage.InputTokens+usage.CacheReadTokens+usage.CacheWriteTokens, usage.RequestBytes)
 		}
