@@ -43,19 +43,20 @@ type CompactionOptions struct {
 // (Options.MaxMessageBytes).
 const MaxMessageBytesDefault = 1 << 20
 
-// contextWindow is the turns' model's window; 0 if unknown.
-func (h *Host) contextWindow() int64 {
-	if w := h.opts.ModelConfig.ContextWindow; w > 0 {
-		return w
+// windowOf is a model's window: its configuration's, else the shipped
+// table's; 0 if unknown.
+func windowOf(m model.Config) int64 {
+	if m.ContextWindow > 0 {
+		return m.ContextWindow
 	}
-	w, _ := model.DefaultWindows().Lookup(h.opts.ModelConfig.Name)
+	w, _ := model.DefaultWindows().Lookup(m.Name)
 	return w
 }
 
 // contextConfig is the loop's ContextConfig from the options.
 func (h *Host) contextConfig() turnloop.ContextConfig {
 	o := h.opts.Compaction
-	c := turnloop.ContextConfig{Window: h.contextWindow(), Threshold: o.Threshold, KeepTurns: o.KeepTurns, ClearBytes: o.ClearBytes,
+	c := turnloop.ContextConfig{Window: windowOf(h.opts.ModelConfig), Threshold: o.Threshold, KeepTurns: o.KeepTurns, ClearBytes: o.ClearBytes,
 		Summarizer: o.Model, Provider: o.ModelConfig.Provider, ModelName: o.ModelConfig.Name, Prompt: o.Prompt, SummaryTokens: o.SummaryTokens}
 	if o.Off {
 		c.Threshold, c.ClearBytes = 1, -1
@@ -66,11 +67,7 @@ func (h *Host) contextConfig() turnloop.ContextConfig {
 // runnerContext is the context settings of a cloud turn: the cloud
 // model's window; nil when it is unknown.
 func (h *Host) runnerContext() *api.RunnerContext {
-	m := h.opts.Cloud.Model
-	w := m.ContextWindow
-	if w <= 0 {
-		w, _ = model.DefaultWindows().Lookup(m.Name)
-	}
+	w := windowOf(h.opts.Cloud.Model)
 	if w <= 0 {
 		return nil
 	}
