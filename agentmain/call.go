@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/agentsdk/agentsdk/agentconfig"
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/evals"
 	"github.com/agentsdk/agentsdk/host"
@@ -53,22 +53,15 @@ func mainCall(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o 
 		return command.ExitFailure
 	}
 	defer st.Close()
-	configPath := filepath.Join("agent", "agent.yaml")
-	cfg, err := agentconfig.Load(configPath)
+	// The host serve would make, but the slack channel (not served) and
+	// its warnings: the model, so that call.Send's turns run; agent.yaml's
+	// limits, MCP servers, GitHub and Slack clients.
+	opts, _, err := hostOptionsFor(filepath.Join("agent", "agent.yaml"), "", logger, Stdio{Out: io.Discard, Err: io.Discard}, o, false)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused
 	}
-	opts := &host.Options{StateRoot: *state, Logger: logger, Store: st, Channels: o.channels}
-	if opts.MCP, err = o.mcp(cfg, configPath, logger); err != nil {
-		fmt.Fprintln(stdio.Err, err)
-		return command.ExitRefused
-	}
-	// The GitHub and Slack clients; the slack channel is not served.
-	if _, err := platformsFor(cfg, configPath, opts, logger, false); err != nil {
-		fmt.Fprintln(stdio.Err, err)
-		return command.ExitRefused
-	}
+	opts.StateRoot, opts.Logger, opts.Store = *state, logger, st
 	h, err := host.New(set, opts)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
@@ -81,10 +74,14 @@ func mainCall(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o 
 		return command.ExitFailure
 	}
 	out, err := h.CallTool(ctx, name, raw, &host.CallOptions{SessionID: *session, Principal: "cli"})
+	// Turns the call started (call.Send) run on this host, which closing
+	// would interrupt.
+	defer waitTurns(ctx, h, stdio.Err)
 	var pending *host.ApprovalPendingError
 	if errors.As(err, &pending) {
-		fmt.Fprintf(stdio.Err, "call %s of %s is waiting for approval. Answer it against the serve host of this agent:\n  agent-sdk approve %s --url http://127.0.0.1:3000/<slug>\n  agent-sdk deny %s --reason \"…\" --url http://127.0.0.1:3000/<slug>\n",
-			pending.CallID, name, pending.CallID, pending.CallID)
+		url := serveURL()
+		fmt.Fprintf(stdio.Err, "call %s of %s is waiting for approval. Answer it against the serve host of this agent (agent-sdk serve; at its default address):\n  agent-sdk approve %s --url %s\n  agent-sdk deny %s --reason \"…\" --url %s\n",
+			pending.CallID, name, pending.CallID, url, pending.CallID, url)
 		if *noWait {
 			command.PrintJSON(stdio.Out, callParked{OK: true, Status: api.CallAwaitingApproval, CallID: pending.CallID})
 			return command.ExitOK
@@ -112,6 +109,86 @@ type callParked struct {
 	CallID string        `json:"callId"`
 	OK     bool          `json:"ok"`
 	Status api.CallState `json:"status"`
+}
+
+// serveURL is the URL agent-sdk serve gives this agent by default: its
+// default address, and the agent directory's name as the slug.
+func serveURL() string {
+	cwd, _ := os.Getwd()
+	return "http://" + serveflags.AddrDefault + "/" + filepath.Base(cwd)
+}
+
+// waitTurns waits, before the call's host closes, for the turns it runs
+// (those the call started with call.Send, and theirs) to end or park, and
+// says how each ended: closing the host would interrupt them. ctx's end
+// (Ctrl-C) stops the wait.
+func waitTurns(ctx context.Context, h *host.Host, errOut io.Writer) {
+	turns := map[string]string{} // session → its turn
+	var order []string
+	note := func() int {
+		running := h.RunningTurns()
+		for _, id := range running {
+			if _, ok := turns[id]; ok {
+				continue
+			}
+			sess, err := h.Sessions().Get(ctx, id)
+			if err != nil || sess.RunningTurn == "" {
+				continue
+			}
+			turns[id] = sess.RunningTurn
+			order = append(order, id)
+			fmt.Fprintf(errOut, "the call started a model turn in session %s: waiting for it to end (Ctrl-C interrupts it)\n", id)
+		}
+		return len(running)
+	}
+	if note() == 0 {
+		return
+	}
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for note() > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+	for _, id := range order {
+		fmt.Fprintf(errOut, "session %s: %s\n", id, turnEnd(ctx, h, id, turns[id]))
+	}
+}
+
+// turnEnd says how a session's turn ended (or that it parked), from its
+// events.
+func turnEnd(ctx context.Context, h *host.Host, sessionID, turnID string) string {
+	end := "the turn ended"
+	for after := int64(0); ; {
+		evs, err := h.Sessions().Events(ctx, sessionID, after, 1000)
+		if err != nil {
+			return fmt.Sprintf("reading its events: %v", err)
+		}
+		for _, e := range evs {
+			after = e.Seq
+			if e.TurnID != turnID {
+				continue
+			}
+			switch e.Kind {
+			case api.KindTurnCompleted:
+				end = "the turn completed"
+			case api.KindTurnFailed:
+				if f, err := api.Decode[api.TurnFailed](e); err == nil {
+					end = fmt.Sprintf("the turn failed (%s): %s", f.Code, f.Reason)
+				}
+			case api.KindApprovalRequested:
+				if a, err := api.Decode[api.ApprovalRequested](e); err == nil {
+					end = fmt.Sprintf("the turn is parked: call %s of %s waits for approval (agent-sdk approve %s --url %s)", a.CallID, a.Tool, a.CallID, serveURL())
+				}
+			}
+		}
+		if len(evs) < 1000 {
+			return end
+		}
+	}
 }
 
 // waitDecided polls the store until a parked call has its outcome.

@@ -12,19 +12,14 @@ import (
 	"github.com/agentsdk/agentsdk/slackbot"
 )
 
-// platforms sets the GitHub and Slack clients (host.Options.GitHub and
+// platformsFor sets the GitHub and Slack clients (host.Options.GitHub and
 // Slack, which tools reach through package platform) from agent.yaml's
 // github: and slack:, and returns the built-in slack channel's bot (nil
 // without slack:), whose channel is added to opts. Its secrets come from
-// the environment variables agent.yaml names.
-func platforms(cfg agentconfig.Config, configPath string, opts *host.Options, logger *slog.Logger) (*slackbot.Bot, error) {
-	return platformsFor(cfg, configPath, opts, logger, true)
-}
-
-// platformsFor is platforms; a host that serves no channel (a direct call,
-// serving false) makes do without the Slack settings it lacks:
-// platform.Slack(call.Host) then says it is not configured, rather than
-// every call being refused.
+// the environment variables agent.yaml names. A host that serves no
+// channel (a direct call, serving false) makes do without the Slack
+// settings it lacks: platform.Slack(call.Host) then says it is not
+// configured, rather than every call being refused.
 func platformsFor(cfg agentconfig.Config, configPath string, opts *host.Options, logger *slog.Logger, serving bool) (*slackbot.Bot, error) {
 	gh, err := platformconf.GitHub(cfg.GitHub, os.Getenv)
 	if err != nil {

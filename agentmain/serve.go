@@ -200,6 +200,12 @@ func newLogger(format string, stdio Stdio) (*slog.Logger, error) {
 // cannot be opened is not fatal: the host serves tools, and model turns
 // fail saying why.
 func hostOptions(configPath, modelFlag string, logger *slog.Logger, stdio Stdio, o Options) (*host.Options, *slackbot.Bot, error) {
+	return hostOptionsFor(configPath, modelFlag, logger, stdio, o, true)
+}
+
+// hostOptionsFor is hostOptions; serving is false for a host that serves
+// no channel (see platformsFor).
+func hostOptionsFor(configPath, modelFlag string, logger *slog.Logger, stdio Stdio, o Options, serving bool) (*host.Options, *slackbot.Bot, error) {
 	cfg, err := agentconfig.Load(configPath)
 	if err != nil {
 		return nil, nil, err
@@ -226,11 +232,11 @@ func hostOptions(configPath, modelFlag string, logger *slog.Logger, stdio Stdio,
 	if opts.MCP, err = o.mcp(cfg, configPath, logger); err != nil {
 		return nil, nil, err
 	}
-	bot, err := platforms(cfg, configPath, opts, logger)
+	bot, err := platformsFor(cfg, configPath, opts, logger, serving)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := model.Open(cfg.Model)
+	p, err := openModel(cfg.Model)
 	if err != nil {
 		if cfg.Model.Provider != "" {
 			fmt.Fprintf(stdio.Err, "model turns will fail: %v\n", err)

@@ -35,6 +35,11 @@ type CallOptions struct {
 	// progress and live output (api.ActionProgress, api.ActionOutput),
 	// and Progress gets each before CallTool returns.
 	Progress func(api.Payload)
+	// NoWait asks the host to answer a call parked for approval at once
+	// (Prefer: respond-async), with a [*PendingError], rather than after
+	// waiting for a decision (its --approval-wait); [Client.WaitCall]
+	// then waits for the outcome.
+	NoWait bool
 }
 
 // CallTool calls a server tool directly, with no model turn. input is a
@@ -42,7 +47,8 @@ type CallOptions struct {
 // nil or empty means {}. The outcome's IsError says whether the tool failed; a
 // refused call (unknown tool, invalid input, …) is a [*StatusError]. A
 // call of a tool that needs approval for this input returns a
-// [*PendingError] once the host stops waiting for a decision.
+// [*PendingError] once the host stops waiting for a decision (at once
+// with CallOptions.NoWait).
 func (c *Client) CallTool(ctx context.Context, name string, input any, opts *CallOptions) (*api.Outcome, error) {
 	var o CallOptions
 	if opts != nil {
@@ -56,6 +62,12 @@ func (c *Client) CallTool(ctx context.Context, name string, input any, opts *Cal
 	hc := c.hc
 	if o.Progress != nil {
 		header, hc = http.Header{"Accept": {"text/event-stream"}}, c.stream
+	}
+	if o.NoWait {
+		if header == nil {
+			header = http.Header{}
+		}
+		header.Set("Prefer", "respond-async")
 	}
 	resp, err := c.send(ctx, hc, "callTool", []string{name}, nil, api.CallRequest{Input: raw, SessionID: o.SessionID}, header)
 	if err != nil {

@@ -55,7 +55,10 @@ type Client struct {
 
 // New returns a client of the host at baseURL, http://host:port/<slug>
 // (a trailing / or /v1 is accepted), sending token as its bearer token
-// ("" sends none).
+// ("" sends none). The token's surrounding white space is trimmed, so that
+// a token read from a file (a host's <state>/token ends with a newline)
+// works as it is; a token with a control character inside it is refused,
+// since no HTTP header can carry it.
 func New(baseURL, token string, opts *Options) (*Client, error) {
 	var o Options
 	if opts != nil {
@@ -77,9 +80,25 @@ func New(baseURL, token string, opts *Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating client: %w", err)
 	}
+	token, err = bearerToken(token)
+	if err != nil {
+		return nil, fmt.Errorf("creating client: %w", err)
+	}
 	stream := *o.HTTPClient
 	stream.Timeout = 0
 	return &Client{base: base, token: token, hc: o.HTTPClient, stream: &stream, userAgent: o.UserAgent, reconnects: o.Reconnects}, nil
+}
+
+// bearerToken is token without its surrounding white space, or an error
+// saying where a character no Authorization header can carry is.
+func bearerToken(token string) (string, error) {
+	token = strings.TrimSpace(token)
+	for i, r := range token {
+		if r < 0x20 || r == 0x7f {
+			return "", fmt.Errorf("the token has a control character (%U) at byte %d: a bearer token is printable text, as in <state>/token", r, i)
+		}
+	}
+	return token, nil
 }
 
 // parseBase checks a base URL and returns the API's root: …/<slug>/v1.

@@ -45,6 +45,10 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts := &host.CallOptions{SessionID: req.SessionID, Wait: s.wait, Principal: principal}
+	if prefersAsync(r) {
+		// A gated call is answered as soon as it is parked (202).
+		opts.Wait = 0
+	}
 	var st *callStream
 	if wantsStream(r) {
 		st = &callStream{w: w, timeout: s.streamWrite}
@@ -107,6 +111,20 @@ func (s *Server) pendingBody(callID string) api.CallPending {
 	return api.CallPending{OK: true, Status: api.CallAwaitingApproval, CallID: callID,
 		Approve: "POST /" + s.slug + "/v1/approvals/" + callID + ` {"approved": true|false, "reason": "…"}`,
 		Outcome: "GET /" + s.slug + "/v1/calls/" + callID}
+}
+
+// prefersAsync reports whether a direct call asks not to wait for a
+// decision on a gated call: Prefer: respond-async (RFC 7240), as
+// agent-sdk call sends, so that it can say at once how to decide it.
+func prefersAsync(r *http.Request) bool {
+	for _, v := range r.Header.Values("Prefer") {
+		for part := range strings.SplitSeq(v, ",") {
+			if pref, _, _ := strings.Cut(part, ";"); strings.EqualFold(strings.TrimSpace(pref), "respond-async") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // wantsStream reports whether a direct call asks to follow its progress:

@@ -158,7 +158,9 @@ type remoteCall struct {
 // cleared before the outcome is printed; elsewhere the call is made as it
 // always was, with nothing extra.
 func (r remoteCall) run(ctx context.Context, c *client.Client) error {
-	opts := &client.CallOptions{SessionID: r.session}
+	// NoWait: the host answers a parked call at once, so that the approve
+	// and deny commands are printed at once; then the CLI waits.
+	opts := &client.CallOptions{SessionID: r.session, NoWait: true}
 	line := r.progressLine(os.Stderr)
 	if line != nil {
 		opts.Progress = line.update
