@@ -17,6 +17,7 @@ import (
 // agent.yaml's compaction: reaches the host's options; compaction.model
 // is a second provider of the same kind, named in ModelConfig.
 func TestCompactionOptions(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "k") // a provider without credentials is not opened (modelkey.go)
 	path := filepath.Join(t.TempDir(), "agent.yaml")
 	const agent = "model: {provider: anthropic, name: claude-sonnet-4-5, baseURL: http://127.0.0.1:9, thinking: {budgetTokens: 2000}, contextWindow: 100000}\n"
 	tests := []struct {
