@@ -34,14 +34,22 @@ func newCall() *cobra.Command {
   {"ok":true,"toolName":…,"callId":…,"isError":…,"result":…,"durationMs":…}
 
 Without --url it builds the agent in --dir and runs the call on an ephemeral
-host (in a scratch workspace under <state>/tool-calls). With --url it calls a
+host (in a scratch workspace under <state>/tool-calls) sharing the store of
+serve's: the model of agent/agent.yaml runs the turns the tool starts
+(call.Send), and call waits for them to end, saying so. With --url it calls a
 running host; the token is --token, $AGENT_SDK_TOKEN, or <state>/token.
 
 Input is JSON text, @FILE for a file's content, or - for standard input.
 
-A tool that needs approval for this input parks the call: call prints how to
-approve or deny it and waits for the decision (--no-wait returns at once, exit 0,
-with {"status":"approval_pending","callId":…}).
+A tool that needs approval for this input parks the call: call prints at once
+how to approve or deny it,
+
+  call tool_promote_build_… is waiting for approval:
+    agent-sdk approve tool_promote_build_… --url http://127.0.0.1:3000/quickstart
+    agent-sdk deny tool_promote_build_… --reason "…" --url http://127.0.0.1:3000/quickstart
+
+and waits for the decision (--no-wait returns at once, exit 0, with
+{"status":"approval_pending","callId":…}).
 
 Exit status: 0 the call succeeded; 1 its result is an error (isError); 2 usage
 error, unknown tool, invalid input or a refused call; 3 the call could not be
