@@ -101,9 +101,18 @@ type chunk struct {
 }
 
 type endRecord struct {
-	Usage      *model.Usage `json:"usage,omitempty"`
-	Model      string       `json:"model,omitempty"`
-	StopReason string       `json:"stopReason,omitempty"`
+	Usage      *usage `json:"usage,omitempty"`
+	Model      string `json:"model,omitempty"`
+	StopReason string `json:"stopReason,omitempty"`
+}
+
+// usage is a [model.Usage].
+type usage struct {
+	InputTokens      int64 `json:"inputTokens"`
+	OutputTokens     int64 `json:"outputTokens"`
+	CacheReadTokens  int64 `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int64 `json:"cacheWriteTokens,omitempty"`
+	ReasoningTokens  int64 `json:"reasoningTokens,omitempty"`
 }
 
 // errorRecord is a [*model.Error] (any other error is recorded as it
@@ -232,9 +241,9 @@ func newChunk(c model.Chunk) chunk {
 	}
 	if e := c.End; e != nil {
 		out.End = &endRecord{Model: e.Model, StopReason: e.StopReason}
-		if e.Usage != nil {
-			u := *e.Usage
-			out.End.Usage = &u
+		if u := e.Usage; u != nil {
+			out.End.Usage = &usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens,
+				CacheWriteTokens: u.CacheWriteTokens, ReasoningTokens: u.ReasoningTokens}
 		}
 	}
 	return out
@@ -256,9 +265,9 @@ func (c chunk) model() model.Chunk {
 	}
 	if e := c.End; e != nil {
 		out.End = &model.End{Model: e.Model, StopReason: e.StopReason}
-		if e.Usage != nil {
-			u := *e.Usage
-			out.End.Usage = &u
+		if u := e.Usage; u != nil {
+			out.End.Usage = &model.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens,
+				CacheWriteTokens: u.CacheWriteTokens, ReasoningTokens: u.ReasoningTokens}
 		}
 	}
 	return out
@@ -289,15 +298,18 @@ func file(dir, key string) string { return filepath.Join(dir, key+".json") }
 
 // write writes c to path, whole or not at all.
 func (c *cassette) write(path string) error {
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(c); err != nil {
 		return fmt.Errorf("encoding the cassette: %w", err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".cassette-*")
 	if err != nil {
 		return fmt.Errorf("writing the cassette: %w", err)
 	}
-	_, err = tmp.Write(append(b, '\n'))
+	_, err = tmp.Write(buf.Bytes())
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -137,12 +137,12 @@ func edits(a, b []string) []op {
 				out = append(out, op{' ', ma[i]})
 				i++
 				j++
-			case j < len(mb) && (i == len(ma) || lcs[i*w+j+1] >= lcs[(i+1)*w+j]):
-				out = append(out, op{'+', mb[j]})
-				j++
-			default:
+			case i < len(ma) && (j == len(mb) || lcs[(i+1)*w+j] >= lcs[i*w+j+1]):
 				out = append(out, op{'-', ma[i]})
 				i++
+			default:
+				out = append(out, op{'+', mb[j]})
+				j++
 			}
 		}
 	}

@@ -161,7 +161,7 @@ func lastResults(req *model.Request) []result {
 // or the tool results it carries).
 func describe(req *model.Request) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d messages, %d tools", len(req.Messages), len(req.Tools))
+	fmt.Fprintf(&b, "%s, %s", plural(len(req.Messages), "message"), plural(len(req.Tools), "tool"))
 	if len(req.Messages) == 0 {
 		return b.String()
 	}
@@ -203,3 +203,11 @@ func clip(s string, n int) string {
 
 // isRuneStart reports whether b begins a UTF-8 sequence.
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// plural is "1 message", "2 messages".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
