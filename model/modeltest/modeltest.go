@@ -47,7 +47,8 @@ type Answer struct {
 	// the model makes them); Input nil is {}.
 	ToolCalls []model.ToolCall
 	// Usage is what the answer reports it consumed; nil: InputTokens are
-	// the request's JSON bytes over four, OutputTokens the answer's.
+	// the bytes of the request's JSON (as a cassette keeps it) over four,
+	// OutputTokens the answer's text, reasoning and calls' over four.
 	Usage *model.Usage
 	// Model is [model.End]'s Model; "": [ModelName].
 	Model string

@@ -96,9 +96,11 @@ func deltas(text string) []string {
 	return out
 }
 
-// requestBytes is the size of req's JSON, for an estimate of its tokens.
+// requestBytes is the size of req's JSON as a cassette keeps it, for an
+// estimate of its tokens.
 func requestBytes(req *model.Request) int {
-	b, err := json.Marshal(req)
+	n := normalise(req)
+	b, err := json.Marshal(&n)
 	if err != nil {
 		return len(req.System)
 	}
