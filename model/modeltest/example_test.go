@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/model"
 	"github.com/agentsdk/agentsdk/model/modeltest"
 	"github.com/agentsdk/agentsdk/tool"
 )
@@ -89,4 +91,58 @@ func ExampleNew() {
 	// model calls: 2
 	// the second was sent: {"city":"Paris","sky":"clear"}
 	// answers left: 0
+}
+
+// Record a provider's answers once, then replay them with the provider
+// gone; a request that changed fails with a diff naming the change.
+func ExampleReplay() {
+	dir, err := os.MkdirTemp("", "cassettes")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	req := &model.Request{System: "You are a weather agent.\nBe brief.", Messages: []model.Message{{Role: model.User, Text: "Weather in Paris?"}}}
+
+	// A real provider in a real test (anthropic.New(…)); scripted here.
+	provider := modeltest.New(modeltest.Text("Clear skies."))
+	rec, err := modeltest.Record(provider, dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, err := range rec.Stream(ctx, req) {
+		if err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	replay, err := modeltest.Replay(dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for c, err := range replay.Stream(ctx, req) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		switch {
+		case c.Text != "":
+			fmt.Printf("text %q\n", c.Text)
+		case c.End != nil:
+			fmt.Println("end:", c.End.StopReason)
+		}
+	}
+
+	req.System = "You are a weather agent.\nBe very brief."
+	for _, err := range replay.Stream(ctx, req) {
+		_, diff, _ := strings.Cut(err.Error(), "\n")
+		fmt.Println(diff)
+	}
+	// Output:
+	// text "Clear "
+	// text "skies."
+	// end: end_turn
+	//   system: "You are a weather agent."
+	// - system: "Be brief."
+	// + system: "Be very brief."
+	//   messages[0] user: "Weather in Paris?"
 }

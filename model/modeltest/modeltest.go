@@ -244,8 +244,8 @@ func (m *Model) take(req *model.Request) (Answer, error) {
 		a = m.answers[m.next]
 		m.next++
 	default:
-		msg := fmt.Sprintf("modeltest: request %d is beyond the script (%d answers, %d rules, none matching): %s",
-			n, len(m.answers), len(m.rules), describe(req))
+		msg := fmt.Sprintf("modeltest: request %d is beyond the script (%s, %s, none matching): %s",
+			n, plural(len(m.answers), "answer"), plural(len(m.rules), "rule"), describe(req))
 		if m.report != nil {
 			m.report.Errorf("%s", msg)
 		}

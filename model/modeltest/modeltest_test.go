@@ -168,7 +168,7 @@ func TestBeyondScript(t *testing.T) {
 		{Role: model.User, ToolResults: []model.ToolResult{{CallID: "c1", Content: "no such city", IsError: true}}},
 	}}
 	_, err := stream(t, m, req)
-	want := `modeltest: request 2 is beyond the script (1 answers, 0 rules, none matching): 3 messages, 0 tools; the last message carries the results of weather (error "no such city")`
+	want := `modeltest: request 2 is beyond the script (1 answer, 0 rules, none matching): 3 messages, 0 tools; the last message carries the results of weather (error "no such city")`
 	e, ok := errors.AsType[*model.Error](err)
 	if !ok || e.Reason != model.ReasonInvalidRequest || e.Message != want {
 		t.Errorf("err = %v, want an invalid_request saying %q", err, want)

@@ -109,18 +109,15 @@ func TestRecordAgain(t *testing.T) {
 
 // A cassette that cannot be written fails the call, saying so.
 func TestRecordWriteFails(t *testing.T) {
-	if os.Getuid() == 0 {
-		t.Skip("root writes into a read-only directory")
-	}
 	dir := t.TempDir()
 	rec, err := modeltest.Record(modeltest.New(modeltest.Text("lost")), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(dir, 0o500); err != nil {
+	// A directory where the cassette goes: no one can replace it.
+	if err := os.MkdirAll(filepath.Join(dir, modeltest.Key(user("q"))+".json", "x"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	defer os.Chmod(dir, 0o700)
 	_, err = stream(t, rec, user("q"))
 	if err == nil || !strings.Contains(err.Error(), "recording a model call: writing the cassette") {
 		t.Errorf("err = %v, want the failed write", err)
