@@ -16,6 +16,13 @@
 // a diff against the closest cassette), and a [Reporter] set with
 // ReportTo (a *testing.T) gets the same message, so the test fails even if
 // the agent takes the failed turn in its stride.
+//
+// A cassette is a file of JSON meant to be read and reviewed: the request
+// as lines (the system prompt's, each message's, each tool's) and the
+// answers recorded for it, chunk by chunk. agent-sdk serve --record DIR
+// records an agent's model calls with a [Recorder] around its provider,
+// and --replay DIR answers them with a [Replayer] and no provider; the
+// cassettes are the same whatever the provider.
 package modeltest
 
 import (
