@@ -25,11 +25,12 @@ func recordReplay(opts *host.Options, record, replay string, errOut io.Writer) e
 		if err != nil {
 			return fmt.Errorf("--replay: %w", err)
 		}
+		r.ReportTo(printer{errOut})
 		opts.Model, opts.ModelError = r, nil
 		if opts.Compaction.Model != nil {
 			opts.Compaction.Model = r
 		}
-		fmt.Fprintf(errOut, "model calls are answered from the cassettes in %s; a request none was recorded for fails its turn\n", replay)
+		fmt.Fprintf(errOut, "model calls are answered from the cassettes in %s; a request none was recorded for fails its turn, and is shown here\n", replay)
 	case record != "":
 		if opts.Model == nil {
 			err := opts.ModelError
@@ -59,4 +60,12 @@ func recorded(p model.Provider, dir string) (model.Provider, error) {
 		return nil, fmt.Errorf("--record: %w", err)
 	}
 	return r, nil
+}
+
+// printer reports a replay's misses on the host's stderr, whole.
+type printer struct{ w io.Writer }
+
+// Errorf writes the message and a newline in one write.
+func (p printer) Errorf(format string, args ...any) {
+	fmt.Fprintf(p.w, format+"\n", args...)
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/internal/fakemodel"
@@ -53,6 +54,13 @@ func TestRecordReplayCLI(t *testing.T) {
 		t.Errorf("the replayed session:\n%s\nwant, as recorded:\n%s", replayed, recorded)
 	}
 	missed := sessionTurn(t, rep, "Greet Grace")
+	// stderr is read as it comes: wait for the line.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(rep.logs(), `+ messages[0] user: "Greet Grace"`); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("serve --replay does not show the request it has no cassette for:\n%s", rep.logs())
+			break
+		}
+	}
 	for _, want := range []string{"turn.failed invalid_request", `- messages[0] user: "Greet Ada"`, `+ messages[0] user: "Greet Grace"`} {
 		if !strings.Contains(missed, want) {
 			t.Errorf("a turn with no cassette ended\n%s\nwhich lacks %q", missed, want)

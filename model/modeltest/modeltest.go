@@ -185,7 +185,8 @@ func (m *Model) Then(answers ...Answer) *Model {
 
 // On adds a rule, checked before the sequence and after the rules added
 // before it: a request that match accepts gets the rule's next answer,
-// the last one again once they are all given. It returns m.
+// the last one again once they are all given (no answers: the empty
+// [Answer]). It returns m.
 func (m *Model) On(match Match, answers ...Answer) *Model {
 	if len(answers) == 0 {
 		answers = []Answer{{}}
