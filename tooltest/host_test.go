@@ -99,14 +99,24 @@ func TestServicesMatchTheHost(t *testing.T) {
 		func(ctx context.Context, kv tool.KV) (any, error) { return kv.Get(ctx, "a") },
 		func(ctx context.Context, kv tool.KV) (any, error) { return kv.Set(ctx, "a", []byte("1"), nil) },
 		func(ctx context.Context, kv tool.KV) (any, error) { return kv.Set(ctx, "a", []byte("2"), nil) },
-		func(ctx context.Context, kv tool.KV) (any, error) { return kv.CompareAndSet(ctx, "a", 1, []byte("3"), nil) },
-		func(ctx context.Context, kv tool.KV) (any, error) { return kv.CompareAndSet(ctx, "a", 2, []byte("3"), nil) },
-		func(ctx context.Context, kv tool.KV) (any, error) { return kv.CompareAndSet(ctx, "b", 0, []byte("x"), nil) },
-		func(ctx context.Context, kv tool.KV) (any, error) { return kv.CompareAndSet(ctx, "b", 0, []byte("y"), nil) },
+		func(ctx context.Context, kv tool.KV) (any, error) {
+			return kv.CompareAndSet(ctx, "a", 1, []byte("3"), nil)
+		},
+		func(ctx context.Context, kv tool.KV) (any, error) {
+			return kv.CompareAndSet(ctx, "a", 2, []byte("3"), nil)
+		},
+		func(ctx context.Context, kv tool.KV) (any, error) {
+			return kv.CompareAndSet(ctx, "b", 0, []byte("x"), nil)
+		},
+		func(ctx context.Context, kv tool.KV) (any, error) {
+			return kv.CompareAndSet(ctx, "b", 0, []byte("y"), nil)
+		},
 		func(ctx context.Context, kv tool.KV) (any, error) { return kv.CompareAndSet(ctx, "c", -1, nil, nil) },
 		func(ctx context.Context, kv tool.KV) (any, error) { return kv.Set(ctx, "", nil, nil) },
 		func(ctx context.Context, kv tool.KV) (any, error) { return kv.Set(ctx, "bad\x00key", nil, nil) },
-		func(ctx context.Context, kv tool.KV) (any, error) { return kv.Set(ctx, strings.Repeat("k", 513), nil, nil) },
+		func(ctx context.Context, kv tool.KV) (any, error) {
+			return kv.Set(ctx, strings.Repeat("k", 513), nil, nil)
+		},
 		func(ctx context.Context, kv tool.KV) (any, error) {
 			return kv.Set(ctx, "big", make([]byte, tool.MaxValueBytes+1), nil)
 		},

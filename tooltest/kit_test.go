@@ -10,8 +10,8 @@ import (
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/tool"
-	_ "github.com/agentsdk/agentsdk/tooltest/internal/sampletools"
 	"github.com/agentsdk/agentsdk/tooltest"
+	_ "github.com/agentsdk/agentsdk/tooltest/internal/sampletools"
 )
 
 func TestCallRunsTheTool(t *testing.T) {
