@@ -20,7 +20,7 @@ import (
 
 // settingLine is a commented-out setting of the scaffold: a bare # and a
 // line of YAML (a key, or a list item).
-var settingLine = regexp.MustCompile(`^#(\s*)([A-Za-z][A-Za-z0-9]*:(\s|$)|- )`)
+var settingLine = regexp.MustCompile(`^#(\s*)([A-Za-z][A-Za-z0-9_.-]*:(\s|$)|- )`)
 
 // uncommented is the scaffold with every setting on.
 func uncommented(s string) string {
@@ -140,18 +140,21 @@ func TestAgentYAMLDefaultsAreTheHosts(t *testing.T) {
 	check("maxSteps", c.MaxSteps, host.MaxStepsDefault)
 	check("toolConcurrency", c.ToolConcurrency, host.ToolConcurrencyDefault)
 	check("modelTimeout", time.Duration(c.ModelTimeout), host.ModelTimeoutDefault)
-	check("modelRetries", *c.ModelRetries, host.ModelRetriesDefault)
-	check("maxResumes", *c.MaxResumes, host.MaxResumesDefault)
+	check("modelRetries", deref(c.ModelRetries), host.ModelRetriesDefault)
+	check("maxResumes", deref(c.MaxResumes), host.MaxResumesDefault)
 	check("model.maxTokens", c.Model.MaxTokens, model.MaxTokensDefault)
 	check("mode", c.Mode, "local")
-	check("compaction.enabled", *c.Compaction.Enabled, true)
-	check("compaction.threshold", *c.Compaction.Threshold, turnloop.DefaultThreshold)
-	check("compaction.keepTurns", *c.Compaction.KeepTurns, turnloop.DefaultKeepTurns)
-	check("compaction.clearBytes", *c.Compaction.ClearBytes, turnloop.DefaultClearBytes)
-	check("compaction.summaryTokens", *c.Compaction.SummaryTokens, turnloop.DefaultSummaryTokens)
+	check("compaction.enabled", deref(c.Compaction.Enabled), true)
+	check("compaction.threshold", deref(c.Compaction.Threshold), turnloop.DefaultThreshold)
+	check("compaction.keepTurns", deref(c.Compaction.KeepTurns), turnloop.DefaultKeepTurns)
+	check("compaction.clearBytes", deref(c.Compaction.ClearBytes), turnloop.DefaultClearBytes)
+	check("compaction.summaryTokens", deref(c.Compaction.SummaryTokens), turnloop.DefaultSummaryTokens)
 	check("limits.onExceed", c.Limits.OnExceed, "fail")
 	check("limits.turn", c.Limits.Turn, agentconfig.Limit{})
 	check("telemetry", c.Telemetry, agentconfig.Telemetry{})
+	if c.Slack == nil || c.GitHub == nil {
+		t.Fatalf("slack: or github: is not in the scaffold")
+	}
 	check("slack.botTokenEnv", c.Slack.BotTokenEnv, "SLACK_BOT_TOKEN")
 	check("slack.signingSecretEnv", c.Slack.SigningSecretEnv, "SLACK_SIGNING_SECRET")
 	check("slack.apiURL", c.Slack.APIURL, "https://slack.com/api/")
@@ -159,6 +162,14 @@ func TestAgentYAMLDefaultsAreTheHosts(t *testing.T) {
 	if !slices.Contains(agentconfig.Providers, c.Model.Provider) {
 		t.Errorf("model.provider %q", c.Model.Provider)
 	}
+}
+
+// deref is *p, or nil (which no default equals) when the key is absent.
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
 
 // init writes the go line of the SDK's own go.mod.

@@ -53,8 +53,8 @@ const agentYAML = `# The agent's configuration, read at every build and start. E
 #  prompt: Summarise the conversation so far.  # default: the SDK's summariser prompt
 #  summaryTokens: 2048       # most tokens of a summary
 
-# What model turns may spend, in tokens (every kind) or dollars; 0 or
-# absent: no limit.
+# What model turns may spend, in tokens (every kind) or dollars; a limit
+# of 0, or none, is no limit.
 #limits:
 #  turn: {tokens: 0, usd: 0}
 #  session: {tokens: 0, usd: 0}
@@ -73,7 +73,7 @@ const agentYAML = `# The agent's configuration, read at every build and start. E
 #  github: {command: github-mcp-server, args: [stdio], env: {GITHUB_TOKEN: …}}
 #  docs: {url: https://docs.example.com/mcp, headers: {X-Team: review}, bearerToken: …}
 
-# OpenTelemetry: otlp builds the OTLP/HTTP exporter in (used when the
+# OpenTelemetry. otlp builds the OTLP/HTTP exporter in (used when the
 # OTEL_EXPORTER_OTLP_* variables are set); captureContent records prompts,
 # answers, inputs and results on the spans.
 #telemetry:
