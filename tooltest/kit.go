@@ -229,7 +229,7 @@ func (k *Kit) call(ctx context.Context, name string, input any, approved bool, s
 	out := &Outcome{Outcome: tool.Outcome{ToolName: name}}
 	t, in, err := k.validate(name, input)
 	if err != nil {
-		out.Err, out.Violations = refusal(err)
+		out.Violations, out.Err = refusal(err)
 		return out
 	}
 	out.CallID = tool.NewCallID(name)

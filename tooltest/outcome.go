@@ -119,13 +119,13 @@ func (k *Kit) validate(name string, input any) (*tool.Tool, *tool.Input, error) 
 
 // refusal is a call's refusal as a direct call reports it: the *api.Error
 // and, for invalid input, its violations.
-func refusal(err error) (error, []tool.Violation) {
+func refusal(err error) ([]tool.Violation, error) {
 	var invalid *tool.InputError
 	var violations []tool.Violation
 	if errors.As(err, &invalid) {
 		violations = invalid.Violations
 	}
-	return api.AsError(err), violations
+	return violations, api.AsError(err)
 }
 
 // inputJSON returns a call's input as JSON text: text as it is (a string
