@@ -110,15 +110,31 @@ func scaffold(dir, module, sdk string, w io.Writer) error {
 	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
 		return exitWith(command.ExitRefused, "%s is a file, not a directory", abs)
 	}
-	src, err := findSDK(sdk)
-	if err != nil {
+	// The SDK's source is needed for a go.mod to write or complete: with
+	// --sdk it is checked at once, else looked up only then (an agent
+	// whose go.mod has the SDK needs no released version).
+	var src sdkSource
+	needSDK := func() error {
+		if src.version != "" {
+			return nil
+		}
+		var err error
+		src, err = findSDK(sdk)
 		return err
+	}
+	if sdk != "" {
+		if err := needSDK(); err != nil {
+			return err
+		}
 	}
 	var added, kept []string
 	gomod := filepath.Join(abs, "go.mod")
 	existing, err := os.ReadFile(gomod)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
+		if err := needSDK(); err != nil {
+			return err
+		}
 		if module == "" {
 			module = strings.Trim(moduleNameChars.ReplaceAllString(strings.ToLower(filepath.Base(abs)), "-"), "-./")
 			if module == "" {
@@ -139,7 +155,7 @@ func scaffold(dir, module, sdk string, w io.Writer) error {
 		if module != "" {
 			return exitWith(command.ExitRefused, "%s has a go.mod already; --module names the module of a new one (edit its module line instead)", abs)
 		}
-		what, err := completeGoMod(abs, existing, src)
+		what, err := completeGoMod(abs, existing, sdk != "", needSDK, &src)
 		if err != nil {
 			return err
 		}
@@ -215,19 +231,23 @@ func scaffold(dir, module, sdk string, w io.Writer) error {
 // completeGoMod adds the SDK's require to an existing go.mod that lacks
 // it, and with --sdk its replace, with go mod edit; it returns what it
 // added ("" for nothing).
-func completeGoMod(dir string, gomod []byte, src sdkSource) (string, error) {
-	var edits, what []string
+func completeGoMod(dir string, gomod []byte, withSDK bool, needSDK func() error, src *sdkSource) (string, error) {
 	requires := regexp.MustCompile(`(?m)^\s*(require\s+)?` + regexp.QuoteMeta(build.SDKModule) + `\s+v`).Match(gomod)
+	replaces := regexp.MustCompile(`(?m)^\s*(replace\s+)?` + regexp.QuoteMeta(build.SDKModule) + `(\s+v\S+)?\s*=>`).Match(gomod)
+	if requires && (replaces || !withSDK) {
+		return "", nil
+	}
+	if err := needSDK(); err != nil {
+		return "", err
+	}
+	var edits, what []string
 	if !requires {
 		edits = append(edits, "-require="+build.SDKModule+"@"+src.version)
 		what = append(what, "its require")
 	}
-	if src.replace != "" && !regexp.MustCompile(`(?m)^\s*(replace\s+)?`+regexp.QuoteMeta(build.SDKModule)+`(\s+v\S+)?\s*=>`).Match(gomod) {
+	if src.replace != "" && !replaces {
 		edits = append(edits, "-replace="+build.SDKModule+"="+src.replace)
 		what = append(what, "a replace to "+src.replace)
-	}
-	if len(edits) == 0 {
-		return "", nil
 	}
 	edit := exec.Command("go", append([]string{"mod", "edit"}, edits...)...)
 	edit.Dir = dir
