@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -122,7 +123,8 @@ type Kit struct {
 // t may be nil outside a test (an Example, a program checking its tools):
 // a failure then panics, the calls' context is context.Background, the
 // handlers' logs are discarded, and the state root, unless
-// Options.StateRoot names one, is a temporary directory left behind.
+// Options.StateRoot names one, is a directory under the system's temporary
+// directory, made when a call first opens its workspace and left behind.
 func New(t testing.TB, opts *Options) *Kit {
 	if t != nil {
 		t.Helper()
@@ -138,6 +140,9 @@ func New(t testing.TB, opts *Options) *Kit {
 			fatalf(t, "tooltest: the tools do not build: %v", err)
 		}
 		tools = set
+	}
+	if s := o.Session; s != nil && (s.ID == "" || strings.ContainsAny(s.ID, `/\`) || s.ID == "." || s.ID == "..") {
+		fatalf(t, "tooltest: Options.Session.ID %q: a session needs an id that can name a directory, such as s1", s.ID)
 	}
 	if o.StateRoot == "" {
 		o.StateRoot = tempDir(t)
@@ -283,16 +288,14 @@ func fatalf(t testing.TB, format string, args ...any) {
 	t.Fatalf(format, args...)
 }
 
-// tempDir is a directory of the test's, or a new temporary one.
+// tempDir is a directory of the test's, or outside a test a new path
+// under the system's temporary directory, made only when a call's
+// workspace is (so that an Example leaves nothing behind).
 func tempDir(t testing.TB) string {
 	if t != nil {
 		return t.TempDir()
 	}
-	dir, err := os.MkdirTemp("", "tooltest-")
-	if err != nil {
-		panic(fmt.Sprintf("tooltest: making a state directory: %v", err))
-	}
-	return dir
+	return filepath.Join(os.TempDir(), tool.NewCallID("tooltest"))
 }
 
 // Tools returns the kit's tools.

@@ -342,3 +342,12 @@ func TestOutsideATestFailuresPanic(t *testing.T) {
 	var n int
 	out.Decode(nil, &n)
 }
+
+func TestSessionNeedsAnID(t *testing.T) {
+	defer func() {
+		if p := recover(); p == nil || !strings.Contains(p.(string), "Options.Session.ID") {
+			t.Errorf("recovered %v", p)
+		}
+	}()
+	tooltest.New(nil, &tooltest.Options{Session: &tool.Session{Channel: "http"}})
+}

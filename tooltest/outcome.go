@@ -58,7 +58,7 @@ func (o *Outcome) Text() string {
 
 // Decode decodes the result's JSON into v, failing the test (with the
 // outcome) if the call did not run, failed, or its result does not
-// decode.
+// decode; with a nil t it panics instead.
 func (o *Outcome) Decode(t testing.TB, v any) {
 	if t != nil {
 		t.Helper()
