@@ -99,7 +99,8 @@ type Kit struct {
 	// tool.ErrNoSession, as from a host; the test can still read and seed
 	// them here.
 	Artifacts *Files
-	// Reminders are the session's reminders (call.Host.Reminders), in
+	// Reminders are the reminders (call.Host.Reminders) calls in the
+	// kit's sessions set (Options.Session's, or one a Send opened), in
 	// memory: they are set, listed and cancelled, and never fire. Outside
 	// a session handlers get tool.ErrNoSession.
 	Reminders *Reminders
@@ -107,7 +108,7 @@ type Kit struct {
 	// call.Host.Otel.
 	Otel *Otel
 
-	services tool.Services // made once, for every call
+	direct, inSession tool.Services // call.Host outside a session, and in one; made once
 
 	mu        sync.Mutex
 	sent      []Message
@@ -166,7 +167,7 @@ func New(t testing.TB, opts *Options) *Kit {
 		Files:     newFiles("files", o.MaxFileBytes, now),
 		Artifacts: newFiles("artifacts", o.MaxFileBytes, now),
 		Reminders: newReminders(now),
-		Otel:      &Otel{inSession: o.Session != nil},
+		Otel:      &Otel{},
 		sessions:  map[string]tool.Session{},
 		keys:      map[string]string{},
 	}
@@ -178,15 +179,15 @@ func New(t testing.TB, opts *Options) *Kit {
 	default:
 		k.log = slog.New(slog.DiscardHandler)
 	}
-	k.services = tool.Services{
-		KV: k.KV, Files: k.Files, MCP: o.MCP, Otel: k.Otel, Platforms: o.Platforms,
+	k.direct = tool.Services{
+		KV: k.KV, Files: k.Files, MCP: o.MCP, Otel: otelView{k.Otel, false}, Platforms: o.Platforms,
 		SlackNudges: o.SlackNudges, Evals: o.Evals,
+		Reminders: tool.NoReminders{Err: errRemindersOutsideSession},
 	}
+	k.inSession = k.direct
+	k.inSession.Otel, k.inSession.Reminders = otelView{k.Otel, true}, k.Reminders
 	if s := o.Session; s != nil {
 		k.sessions[s.ID] = *s
-		k.services.Reminders = k.Reminders
-	} else {
-		k.services.Reminders = tool.NoReminders{Err: errRemindersOutsideSession}
 	}
 	return k
 }
@@ -254,7 +255,7 @@ func (k *Kit) call(ctx context.Context, name string, input any, approved bool, s
 	defer ws.close(k.log)
 	info := tool.CallInfo{
 		ID: out.CallID, Tool: name, StateRoot: k.opts.StateRoot,
-		Host: k.services, Backend: backend{k}, Logger: k.log,
+		Host: k.servicesFor(session), Backend: backend{k}, Logger: k.log,
 		Workspace: ws.open, Reporter: rec, MaxResultBytes: k.opts.MaxResultBytes,
 	}
 	if session != nil {
@@ -296,6 +297,15 @@ func tempDir(t testing.TB) string {
 		return t.TempDir()
 	}
 	return filepath.Join(os.TempDir(), tool.NewCallID("tooltest"))
+}
+
+// servicesFor is call.Host for a call in session (nil: outside any):
+// Reminders and Otel.TagSession work only in one, as on a host.
+func (k *Kit) servicesFor(session *tool.Session) tool.Services {
+	if session == nil {
+		return k.direct
+	}
+	return k.inSession
 }
 
 // Tools returns the kit's tools.

@@ -351,3 +351,44 @@ func TestSessionNeedsAnID(t *testing.T) {
 	}()
 	tooltest.New(nil, &tooltest.Options{Session: &tool.Session{Channel: "http"}})
 }
+
+// A nested call bound to a session a Send opened runs in it; one bound to
+// a session nobody opened is refused as a host refuses it.
+func TestNestedCallInASession(t *testing.T) {
+	hand, err := tool.New("hand_off", tool.Config{Description: "Open a session and notify in it."},
+		func(ctx context.Context, call *tool.Call, in struct {
+			Session string `json:",omitempty"`
+		}) (any, error) {
+			id := in.Session
+			if id == "" {
+				var err error
+				if id, _, err = call.Send(ctx, "review", "take it", nil); err != nil {
+					return nil, err
+				}
+			}
+			out, err := call.CallTool(ctx, "notify", `{"pr":"9"}`, &tool.CallToolOptions{SessionID: id})
+			if err != nil {
+				return nil, err
+			}
+			return out.Result, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	registered, _ := tool.Registered()
+	set, err := tool.NewSet(append(registered.Tools(), hand)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kit := tooltest.New(t, &tooltest.Options{Tools: set})
+	var r map[string]any
+	kit.Call("hand_off", `{}`).Decode(t, &r)
+	if r["reminder"] != "ok" || r["artifact"] != "ok" || r["tag"] != "ok" {
+		t.Errorf("notify in the session a Send opened: %v", r)
+	}
+	out := kit.Call("hand_off", `{"Session":"sess_nobody"}`)
+	var ae *api.Error
+	if calls := kit.ToolCalls(); !out.IsError || !strings.Contains(out.Text(), "session not found") || !errors.As(calls[len(calls)-1].Err, &ae) || ae.Code != api.CodeSessionNotFound {
+		t.Errorf("a nested call in an unknown session: %v", out)
+	}
+}

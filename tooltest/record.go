@@ -125,7 +125,7 @@ func (k *Kit) stub(ctx context.Context, name string, stub Stub, input any, sessi
 		return nil, api.AsError(err)
 	}
 	id := tool.NewCallID(name)
-	info := tool.CallInfo{ID: id, Tool: name, StateRoot: k.opts.StateRoot, Host: k.services, Backend: backend{k}, Logger: k.log, MaxResultBytes: k.opts.MaxResultBytes}
+	info := tool.CallInfo{ID: id, Tool: name, StateRoot: k.opts.StateRoot, Host: k.servicesFor(session), Backend: backend{k}, Logger: k.log, MaxResultBytes: k.opts.MaxResultBytes}
 	if session != nil {
 		info.Session = *session
 	}

@@ -86,11 +86,10 @@ func (r *Reminders) Cancel(ctx context.Context, key string) error {
 // Otel is call.Host.Otel: it records what handlers count, measure and
 // tag, for a test to read.
 type Otel struct {
-	inSession bool
-	mu        sync.Mutex
-	counts    map[string]int64
-	records   map[string][]float64
-	tags      map[string]string
+	mu      sync.Mutex
+	counts  map[string]int64
+	records map[string][]float64
+	tags    map[string]string
 }
 
 var _ tool.Otel = (*Otel)(nil)
@@ -115,12 +114,9 @@ func (o *Otel) Record(ctx context.Context, name string, value float64, attrs map
 	o.records[name] = append(o.records[name], value)
 }
 
-// TagSession tags the session; outside a session it fails with
-// tool.ErrNoSession, as on a host.
+// TagSession records a session's tag. A call outside a session gets
+// tool.ErrNoSession instead, as on a host.
 func (o *Otel) TagSession(ctx context.Context, key, value string) error {
-	if !o.inSession {
-		return tool.ErrNoSession
-	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.tags == nil {
@@ -128,6 +124,28 @@ func (o *Otel) TagSession(ctx context.Context, key, value string) error {
 	}
 	o.tags[key] = value
 	return nil
+}
+
+// otelView is call.Host.Otel: the kit's recorder, refusing session tags
+// outside a session.
+type otelView struct {
+	o         *Otel
+	inSession bool
+}
+
+func (v otelView) Count(ctx context.Context, name string, n int64, attrs map[string]string) {
+	v.o.Count(ctx, name, n, attrs)
+}
+
+func (v otelView) Record(ctx context.Context, name string, value float64, attrs map[string]string) {
+	v.o.Record(ctx, name, value, attrs)
+}
+
+func (v otelView) TagSession(ctx context.Context, key, value string) error {
+	if !v.inSession {
+		return tool.ErrNoSession
+	}
+	return v.o.TagSession(ctx, key, value)
 }
 
 // Counter returns a counter's total.
