@@ -94,10 +94,10 @@ type Kit struct {
 	KV *KV
 	// Files is call.Host.Files, in memory.
 	Files *Files
-	// Artifacts are the session's artifacts (call.Artifacts), in memory.
-	// Outside a session (Options.Session nil) handlers get
-	// tool.ErrNoSession, as from a host; the test can still read and seed
-	// them here.
+	// Artifacts are the artifacts (call.Artifacts) calls in the kit's
+	// sessions leave, in memory. Outside a session (Options.Session nil)
+	// handlers get tool.ErrNoSession, as from a host; the test can still
+	// read and seed them here.
 	Artifacts *Files
 	// Reminders are the reminders (call.Host.Reminders) calls in the
 	// kit's sessions set (Options.Session's, or one a Send opened), in
