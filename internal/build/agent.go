@@ -237,7 +237,7 @@ type ToolFileError struct {
 }
 
 func (e *ToolFileError) Error() string {
-	return "each file in agent/tools (agent/channels, agent/schedules) must define exactly one tool (channel, schedule):\n  " + strings.Join(e.Problems, "\n  ")
+	return "each file in agent/tools (agent/channels, agent/schedules) must define exactly one tool (channel, schedule), and only there:\n  " + strings.Join(e.Problems, "\n  ")
 }
 
 func (a *Agent) rel(path string) string {

@@ -254,6 +254,9 @@ func runBuild(cmd *exec.Cmd, p *progress) error {
 	status := func() string {
 		mu.Lock()
 		defer mu.Unlock()
+		if strings.HasSuffix(current, "/agentsdkmain") { // the last package: then the link
+			return fmt.Sprintf("compiled %d packages; compiling main and linking, %s", packages, time.Since(start).Round(time.Second))
+		}
 		return fmt.Sprintf("compiling: %d packages, %s  %s", packages, time.Since(start).Round(time.Second), current)
 	}
 	done := make(chan struct{})
@@ -288,6 +291,7 @@ func runBuild(cmd *exec.Cmd, p *progress) error {
 			mu.Unlock()
 		case strings.HasPrefix(line, "go: downloading "):
 			p.linef("%s", line)
+			errs.WriteString(line + "\n") // what failed may be a download
 		default:
 			errs.WriteString(line + "\n")
 		}
