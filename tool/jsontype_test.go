@@ -43,6 +43,8 @@ type taggedOut struct {
 	hidden chan int
 }
 
+var _ = taggedOut{hidden: nil} // an unexported field, which encoding/json leaves out
+
 type embeddedBad struct {
 	chanOutput
 }
