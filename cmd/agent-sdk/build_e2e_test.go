@@ -38,7 +38,7 @@ func TestBuildReportsPhases(t *testing.T) {
 		"agent-sdk: warning: agent/tools/lint_test.go: Go compiles files whose names end in _test.go only into tests, so tool lint_test is missing from the agent; rename the file, e.g. to lint-test.go",
 		"agent-sdk: building the agent (first build of this agent)",
 		"agent-sdk: generated main in ",
-		"agent-sdk: compiling the agent with go build (first build: its dependencies, SQLite the largest; minutes on a cold Go cache)…",
+		"agent-sdk: compiling the agent with go build (first build: its dependencies, SQLite and the model provider's SDK among them; minutes on a cold Go cache)…",
 		"agent-sdk: compiled ",
 		"agent-sdk: built the agent in ",
 	)

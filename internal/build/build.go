@@ -109,7 +109,7 @@ func (e *BuildError) Error() string {
 //
 //	agent-sdk: building the agent (first build of this agent)
 //	agent-sdk: generated main in 0.0s (provider anthropic)
-//	agent-sdk: compiling the agent with go build (first build: its dependencies, SQLite the largest; minutes on a cold Go cache)…
+//	agent-sdk: compiling the agent with go build (first build: its dependencies, SQLite and the model provider's SDK among them; minutes on a cold Go cache)…
 //	agent-sdk: compiled 212 packages in 41.2s
 //	agent-sdk: built the agent in 41.5s
 func (a *Agent) Build(ctx context.Context, opts Options) (*Result, error) {
@@ -197,7 +197,7 @@ func (a *Agent) Build(ctx context.Context, opts Options) (*Result, error) {
 	cmd := exec.CommandContext(ctx, "go", "build", "-mod=mod", "-v", "-overlay", overlayFile, "-o", out, "./"+filepath.ToSlash(rel))
 	cmd.Dir = a.ModuleRoot
 	if first {
-		p.linef("compiling the agent with go build (first build: its dependencies, SQLite the largest; minutes on a cold Go cache)…")
+		p.linef("compiling the agent with go build (first build: its dependencies, SQLite and the model provider's SDK among them; minutes on a cold Go cache)…")
 	} else {
 		p.linef("compiling the agent with go build…")
 	}
