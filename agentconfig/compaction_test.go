@@ -42,7 +42,7 @@ compaction:
 		{"an empty prompt", "compaction: {prompt: \"  \"}\n", "compaction.prompt is empty", nil},
 		{"no summary tokens", "compaction: {summaryTokens: 0}\n", "compaction.summaryTokens is 0: want a number of tokens", nil},
 		{"a model name with spaces", "compaction: {model: \" claude-haiku-4-5\"}\n", `compaction.model " claude-haiku-4-5"`, nil},
-		{"an unknown key", "compaction: {keep: 2}\n", "field keep not found", nil},
+		{"an unknown key", "compaction: {keep: 2}\n", `unknown key "keep" under compaction (did you mean "keepTurns"?)`, nil},
 		{"not a number", "compaction: {threshold: high}\n", "line 1: cannot unmarshal", nil},
 		{"a negative window", "model: {contextWindow: -1}\n", "model.contextWindow is -1: want the model's context window in tokens", nil},
 		{"a window no larger than maxTokens", "model: {maxTokens: 8192, contextWindow: 8192}\n", "model.contextWindow is 8192: not more than model.maxTokens (8192)", nil},

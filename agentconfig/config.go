@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -208,6 +209,9 @@ func Load(path string) (Config, error) {
 		return c, nil
 	}
 	if err != nil {
+		return c, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if err := checkKeys(b, reflect.TypeFor[Config]()); err != nil {
 		return c, fmt.Errorf("reading %s: %w", path, err)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))

@@ -56,8 +56,8 @@ func TestPricingAndLimitsRefused(t *testing.T) {
 		"limits:\n  session: {usd: -1}\n":                   "not an amount of dollars",
 		"limits:\n  turn: {tokens: -5}\n":                   "limits.turn cannot be negative",
 		"limits:\n  onExceed: ask\n":                        `limits.onExceed "ask": want fail or approve`,
-		"limits:\n  perSession: {usd: 1}\n":                 "field perSession not found",
-		"pricing:\n  m: {input: 1, output: 1, cached: 1}\n": "field cached not found",
+		"limits:\n  perSession: {usd: 1}\n":                 `unknown key "perSession" under limits (did you mean "session"?)`,
+		"pricing:\n  m: {input: 1, output: 1, cached: 1}\n": `unknown key "cached" under pricing.m; the keys of pricing.m are: cacheRead, cacheWrite, input, output`,
 	} {
 		if _, err := loadYAML(t, text); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want an error saying %q", text, err, want)

@@ -23,6 +23,11 @@ import (
 // for a type that is not a JSON object (a string, a slice), which MCP's
 // structured content cannot carry.
 func outputSchema(out reflect.Type) (*compiledSchema, error) {
+	if out.Kind() != reflect.Interface {
+		if why := notJSON(out, "output", true); why != "" {
+			return nil, fmt.Errorf("the output type %s cannot be encoded as JSON: %s", out, why)
+		}
+	}
 	base := out
 	for base.Kind() == reflect.Pointer {
 		base = base.Elem()
@@ -35,9 +40,9 @@ func outputSchema(out reflect.Type) (*compiledSchema, error) {
 	default:
 		return nil, nil
 	}
-	raw, err := inferSchema(out)
+	raw, err := inferSchemaOf(out, "output")
 	if err != nil {
-		return nil, fmt.Errorf("output type %s: %w", out, err)
+		return nil, err
 	}
 	if raw, err = allowNulls(raw, base); err != nil {
 		return nil, fmt.Errorf("output type %s: %w", out, err)

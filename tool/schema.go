@@ -101,6 +101,12 @@ func compileSchema(raw json.RawMessage) (*compiledSchema, error) {
 // jsonschema tag with no "=" is the field's description; a pointer field is
 // optional like an omitempty one.
 func inferSchema(t reflect.Type) (raw json.RawMessage, err error) {
+	return inferSchemaOf(t, "input")
+}
+
+// inferSchemaOf is inferSchema of a tool's input or its output (what),
+// whose errors name which.
+func inferSchemaOf(t reflect.Type, what string) (raw json.RawMessage, err error) {
 	base := t
 	for base.Kind() == reflect.Pointer {
 		base = base.Elem()
@@ -109,11 +115,16 @@ func inferSchema(t reflect.Type) (raw json.RawMessage, err error) {
 	case base.Kind() == reflect.Struct && base != timeType && base != urlType:
 	case base.Kind() == reflect.Map && base.Key().Kind() == reflect.String:
 	default:
-		return nil, fmt.Errorf("input type %s: a tool's input must be a struct or a map with string keys (a JSON object)", t)
+		return nil, fmt.Errorf("%s type %s: a tool's %s must be a struct or a map with string keys (a JSON object)", what, t, what)
+	}
+	if why := notJSON(t, what, what == "output"); why != "" && what == "input" {
+		return nil, fmt.Errorf("the input type %s cannot be decoded from JSON: %s", t, why)
+	} else if why != "" {
+		return nil, fmt.Errorf("the output type %s cannot be encoded as JSON: %s", t, why)
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			raw, err = nil, fmt.Errorf("inferring input schema of %s: %v", t, p)
+			raw, err = nil, fmt.Errorf("inferring the %s schema of %s: %v", what, t, p)
 		}
 	}()
 	// A type that refers to itself needs $defs and $ref; any other is

@@ -124,7 +124,7 @@ func TestSchemaInferenceErrors(t *testing.T) {
 		{"int map", tool.SchemaOf[map[int]string](), "a tool's input must be a struct"},
 		{"chan field", tool.SchemaOf[struct {
 			C chan int `json:"c"`
-		}](), "unsupported type chan int"},
+		}](), "field input.C is a chan int"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -40,7 +40,7 @@ type agentFlags struct {
 }
 
 func (f *agentFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.dir, "dir", ".", "the agent directory (holding agent/tools)")
+	cmd.Flags().StringVar(&f.dir, "dir", ".", "the agent directory: the one that holds agent/ (not agent/tools)")
 	cmd.Flags().StringVar(&f.state, "state", "", "state directory (default DIR/.agent-sdk)")
 }
 

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
@@ -41,9 +42,8 @@ func Find(dir string) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finding agent: %w", err)
 	}
-	tools := filepath.Join(abs, "agent", "tools")
-	if fi, err := os.Stat(tools); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("%s is not an agent directory: it has no agent/tools directory (create one with: agent-sdk init %s)", abs, dir)
+	if !isDir(filepath.Join(abs, "agent", "tools")) {
+		return nil, notAgentError(abs, dir)
 	}
 	root := abs
 	for {
@@ -52,7 +52,7 @@ func Find(dir string) (*Agent, error) {
 		}
 		parent := filepath.Dir(root)
 		if parent == root {
-			return nil, fmt.Errorf("%s is not in a Go module: no go.mod in it or above it (create one with: agent-sdk init %s)", abs, dir)
+			return nil, fmt.Errorf("%s is not in a Go module: no go.mod in it or above it (add one with: %s; init adds what is missing and keeps the files you have)", abs, initCommand(dir))
 		}
 		root = parent
 	}
@@ -85,6 +85,30 @@ func Find(dir string) (*Agent, error) {
 	}, nil
 }
 
+// notAgentError explains a directory without agent/tools: one inside an
+// agent (its agent/tools, agent/lib, …) is named with the --dir that
+// would find the agent; any other is one to init.
+func notAgentError(abs, dir string) error {
+	up := ""
+	for d := abs; ; {
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		up = filepath.Join(up, "..")
+		d = parent
+		if isDir(filepath.Join(d, "agent", "tools")) {
+			return fmt.Errorf("%s is inside the agent %s, not the agent directory: --dir should be the directory that holds agent/ (try --dir %s)", abs, d, filepath.Join(dir, up))
+		}
+	}
+	return fmt.Errorf("%s is not an agent directory: it has no agent/tools directory (create one with: %s; init adds what is missing and keeps the files you have)", abs, initCommand(dir))
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
 // ToolsDir returns the agent's tools directory.
 func (a *Agent) ToolsDir() string { return filepath.Join(a.Dir, "agent", "tools") }
 
@@ -111,34 +135,51 @@ var (
 // exactly one tool, with tool.Define or tool.DefineScript, and that no Go
 // files hide in subdirectories (they would not be built); and the same of
 // agent/channels (channel.Define) and agent/schedules (schedule.Define),
-// where they exist.
+// where they exist. See [Agent.Check] for the warnings it does not return.
 func (a *Agent) CheckTools() error {
+	_, err := a.Check()
+	return err
+}
+
+// Check is [Agent.CheckTools] with its warnings: the files Go leaves out
+// of the build, or builds only for some systems, by their names (a tool
+// in lint_test.go or deploy_windows.go is missing from the agent), each
+// saying why and how to rename it. Its error also refuses definitions
+// outside their directory (a tool.Define in agent/lib would add a tool
+// named after its file to the agent).
+func (a *Agent) Check() (warnings []string, err error) {
 	var problems []string
 	for _, d := range []definer{tools, channels, schedules} {
-		p, err := a.check(d)
+		w, p, err := a.check(d)
 		if err != nil {
-			return err
+			return nil, err
 		}
+		warnings = append(warnings, w...)
 		problems = append(problems, p...)
 	}
+	p, err := a.checkElsewhere()
+	if err != nil {
+		return nil, err
+	}
+	problems = append(problems, p...)
+	sort.Strings(warnings)
 	if len(problems) > 0 {
 		sort.Strings(problems)
-		return &ToolFileError{Problems: problems}
+		return warnings, &ToolFileError{Problems: problems}
 	}
-	return nil
+	return warnings, nil
 }
 
 // check checks the files of one definer's directory.
-func (a *Agent) check(d definer) ([]string, error) {
+func (a *Agent) check(d definer) (warnings, problems []string, err error) {
 	dir := filepath.Join(a.Dir, "agent", d.dir)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if d.what != "tool" && errors.Is(err, os.ErrNotExist) {
-			return nil, nil
+			return nil, nil, nil
 		}
-		return nil, fmt.Errorf("reading %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("reading %s: %w", dir, err)
 	}
-	var problems []string
 	files := 0
 	for _, e := range entries {
 		name := e.Name()
@@ -149,10 +190,25 @@ func (a *Agent) check(d definer) ([]string, error) {
 			}
 			continue
 		}
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+		if !strings.HasSuffix(name, ".go") {
 			continue
 		}
-		files++
+		if strings.HasSuffix(name, "_test.go") {
+			// A test; but one that defines a tool was meant to be a tool.
+			if lines, _ := d.definitions(path); len(lines) > 0 {
+				warnings = append(warnings, d.testFileWarning(a.rel(path), name))
+			}
+			continue
+		}
+		built := matchFile(dir, name)
+		if built {
+			files++
+		}
+		if w := d.restrictedWarning(a.rel(path), name, built); w != "" {
+			if lines, _ := d.definitions(path); len(lines) > 0 {
+				warnings = append(warnings, w)
+			}
+		}
 		if p := d.checkFile(path, a.rel(path)); p != "" {
 			problems = append(problems, p)
 		}
@@ -160,7 +216,7 @@ func (a *Agent) check(d definer) ([]string, error) {
 	if files == 0 && d.what == "tool" {
 		problems = append(problems, fmt.Sprintf("%s: no tools defined (add a file such as hello.go that calls tool.Define)", a.rel(dir)))
 	}
-	return problems, nil
+	return warnings, problems, nil
 }
 
 // DefinesAny reports whether the agent has a directory of channels or
@@ -181,7 +237,7 @@ type ToolFileError struct {
 }
 
 func (e *ToolFileError) Error() string {
-	return "each file in agent/tools (agent/channels, agent/schedules) must define exactly one tool (channel, schedule):\n  " + strings.Join(e.Problems, "\n  ")
+	return "each file in agent/tools (agent/channels, agent/schedules) must define exactly one tool (channel, schedule), and only there:\n  " + strings.Join(e.Problems, "\n  ")
 }
 
 func (a *Agent) rel(path string) string {
@@ -207,15 +263,46 @@ var validFileTool = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // checkFile counts the definitions in one file.
 func (d definer) checkFile(path, rel string) string {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+	name := strings.TrimSuffix(filepath.Base(path), ".go")
+	lines, err := d.definitions(path)
 	if err != nil {
 		return err.Error()
 	}
-	name := strings.TrimSuffix(filepath.Base(path), ".go")
 	if !validFileTool.MatchString(name) {
 		return fmt.Sprintf("%s: %q is not a valid %s name (use letters, digits, '_' or '-', at most 64)", rel, name, d.what)
 	}
+	switch len(lines) {
+	case 1:
+		return ""
+	case 0:
+		return fmt.Sprintf("%s: defines no %s (%s; shared code belongs in agent/lib)", rel, d.what, d.howTo)
+	}
+	return fmt.Sprintf("%s: defines %d %ss, at lines %s (split them into one file each)", rel, len(lines), d.what, strings.Join(lines, ", "))
+}
+
+// definitions returns the lines of a file's calls that define one of d's
+// kind; an error if the file does not parse.
+func (d definer) definitions(path string) ([]string, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	for _, c := range d.calls(fset, f) {
+		lines = append(lines, strconv.Itoa(c.line))
+	}
+	return lines, nil
+}
+
+// defCall is a call that defines one: tool.Define at a line.
+type defCall struct {
+	line int
+	fn   string // "tool.Define"
+}
+
+// calls returns f's calls of d's defining functions.
+func (d definer) calls(fset *token.FileSet, f *ast.File) []defCall {
 	toolPkg := ""
 	for _, imp := range f.Imports {
 		p, _ := strconv.Unquote(imp.Path.Value)
@@ -227,34 +314,32 @@ func (d definer) checkFile(path, rel string) string {
 			toolPkg = imp.Name.Name
 		}
 	}
-	var lines []string
-	if toolPkg != "" && toolPkg != "_" {
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			fun := call.Fun
-			if ix, ok := fun.(*ast.IndexExpr); ok { // tool.Define[T](…)
-				fun = ix.X
-			}
-			sel, ok := fun.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			if id, ok := sel.X.(*ast.Ident); ok && id.Name == toolPkg && slices.Contains(d.funcs, sel.Sel.Name) {
-				lines = append(lines, strconv.Itoa(fset.Position(call.Pos()).Line))
-			}
+	var calls []defCall
+	if toolPkg == "" || toolPkg == "_" {
+		return nil
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
 			return true
-		})
-	}
-	switch len(lines) {
-	case 1:
-		return ""
-	case 0:
-		return fmt.Sprintf("%s: defines no %s (%s; shared code belongs in agent/lib)", rel, d.what, d.howTo)
-	}
-	return fmt.Sprintf("%s: defines %d %ss, at lines %s (split them into one file each)", rel, len(lines), d.what, strings.Join(lines, ", "))
+		}
+		fun := call.Fun
+		if ix, ok := fun.(*ast.IndexExpr); ok { // tool.Define[T](…)
+			fun = ix.X
+		}
+		if ix, ok := fun.(*ast.IndexListExpr); ok { // tool.Define[In, Out](…)
+			fun = ix.X
+		}
+		sel, ok := fun.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		if id, ok := sel.X.(*ast.Ident); ok && id.Name == toolPkg && slices.Contains(d.funcs, sel.Sel.Name) {
+			calls = append(calls, defCall{fset.Position(call.Pos()).Line, d.pkg + "." + sel.Sel.Name})
+		}
+		return true
+	})
+	return calls
 }
 
 // localReplaces returns the directories of replace directives that point
@@ -287,4 +372,22 @@ func (a *Agent) requiresSDK() bool {
 	return false
 }
 
-var errNoSDK = errors.New("the agent's go.mod does not require " + SDKModule + " (add it with: go get " + SDKModule + ")")
+// noSDKError says how to make the module require the SDK.
+func (a *Agent) noSDKError() error {
+	gomod := filepath.Join(a.ModuleRoot, "go.mod")
+	if info, ok := debug.ReadBuildInfo(); ok && released() {
+		return fmt.Errorf("%s does not require %s (add it with: go get %s@%s)", gomod, SDKModule, SDKModule, info.Main.Version)
+	}
+	return fmt.Errorf("%s does not require %s. The SDK is not published as a module, so go get cannot fetch it; point the agent at your checkout of the SDK by adding these lines to go.mod, then run go mod tidy:\n  require %s v0.0.0-00010101000000-000000000000\n  %s",
+		gomod, SDKModule, SDKModule, replaceLine())
+}
+
+// hasSDKReplace reports whether go.mod replaces the SDK module.
+func (a *Agent) hasSDKReplace() bool {
+	for _, r := range a.modFile.Replace {
+		if r.Old.Path == SDKModule {
+			return true
+		}
+	}
+	return false
+}

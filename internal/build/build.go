@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -78,6 +79,10 @@ type Result struct {
 	Binary string // path of the binary
 	Hash   string // the cache key
 	Built  bool   // false when the cache already had it
+	// Warnings are what [Agent.Check] warned of: tool files Go leaves out
+	// of the build by their names. They are also written to
+	// Options.Progress.
+	Warnings []string
 }
 
 // BuildError is a failed go build, with the compiler's output (file:line
@@ -85,39 +90,63 @@ type Result struct {
 type BuildError struct {
 	Output string
 	Err    error
+	// Hint, if set, says what is likely wrong (go.mod cannot reach the
+	// SDK).
+	Hint string
 }
 
 func (e *BuildError) Error() string {
-	return fmt.Sprintf("building the agent failed (%v):\n%s", e.Err, strings.TrimRight(e.Output, "\n"))
+	msg := fmt.Sprintf("building the agent failed (%v):\n%s", e.Err, strings.TrimRight(e.Output, "\n"))
+	if e.Hint != "" {
+		msg += "\n" + e.Hint
+	}
+	return msg
 }
 
 // Build returns the agent's binary, building it only when the hash of its
-// inputs is not in the cache.
+// inputs is not in the cache. With Options.Progress set, a build says each
+// of its phases with its time (a cached binary is used without a word):
+//
+//	agent-sdk: building the agent (first build of this agent)
+//	agent-sdk: generated main in 0.0s (provider anthropic)
+//	agent-sdk: compiling the agent with go build (first build: its dependencies, SQLite and the model provider's SDK among them; minutes on a cold Go cache)…
+//	agent-sdk: compiled 212 packages in 41.2s
+//	agent-sdk: built the agent in 41.5s
 func (a *Agent) Build(ctx context.Context, opts Options) (*Result, error) {
-	if err := a.CheckTools(); err != nil {
+	start := time.Now()
+	p := &progress{w: opts.Progress, terminal: opts.Terminal}
+	warnings, err := a.Check()
+	for _, w := range warnings {
+		p.linef("warning: %s", w)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if !a.requiresSDK() {
-		return nil, errNoSDK
+		return nil, a.noSDKError()
 	}
 	provider := ""
+	var parts []string
 	// The agent's channels and schedules register like its tools.
 	for _, d := range []string{"channels", "schedules"} {
 		if a.DefinesAny(d) {
 			provider += fmt.Sprintf("\n\t_ %q", strings.TrimSuffix(a.ToolsPkg, "/tools")+"/"+d)
+			parts = append(parts, d)
 		}
 	}
 	if opts.Provider != "" {
 		provider += fmt.Sprintf("\n\t_ %q", SDKModule+"/model/"+opts.Provider)
+		parts = append(parts, "provider "+opts.Provider)
 	}
 	var fields []string
-	for _, p := range opts.Extras {
-		field, ok := extras[p]
+	for _, x := range opts.Extras {
+		field, ok := extras[x]
 		if !ok {
-			return nil, fmt.Errorf("building the agent: unknown optional part %q", p)
+			return nil, fmt.Errorf("building the agent: unknown optional part %q", x)
 		}
-		provider += fmt.Sprintf("\n\t%q", SDKModule+"/"+p)
+		provider += fmt.Sprintf("\n\t%q", SDKModule+"/"+x)
 		fields = append(fields, field)
+		parts = append(parts, x)
 	}
 	main := fmt.Sprintf(mainSource, a.ToolsPkg, provider, strings.Join(fields, ", "))
 	hash, err := a.hash(main, opts.SDKVersion)
@@ -127,7 +156,13 @@ func (a *Agent) Build(ctx context.Context, opts Options) (*Result, error) {
 	cacheDir := filepath.Join(opts.StateDir, "build")
 	bin := filepath.Join(cacheDir, "agent-"+hash[:24])
 	if fi, err := os.Stat(bin); err == nil && fi.Mode().IsRegular() {
-		return &Result{Binary: bin, Hash: hash}, nil
+		return &Result{Binary: bin, Hash: hash, Warnings: warnings}, nil
+	}
+	first := !hasCached(cacheDir)
+	if first {
+		p.linef("building the agent (first build of this agent)")
+	} else {
+		p.linef("building the agent (its sources, go.mod or the SDK changed since the cached build)")
 	}
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating build cache: %w", err)
@@ -137,6 +172,7 @@ func (a *Agent) Build(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("creating build cache: %w", err)
 	}
 	defer os.RemoveAll(work)
+	phase := time.Now()
 	mainFile := filepath.Join(work, "main.go")
 	if err := os.WriteFile(mainFile, []byte(main), 0o644); err != nil {
 		return nil, err
@@ -150,12 +186,27 @@ func (a *Agent) Build(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	with := ""
+	if len(parts) > 0 {
+		with = " (" + strings.Join(parts, ", ") + ")"
+	}
+	p.linef("generated main in %s%s", seconds(time.Since(phase)), with)
 	out := filepath.Join(work, "agent")
 	// -mod=mod lets go add to go.sum what the generated main needs (the
 	// serve host, the store, the model provider) beyond the tools' imports.
 	cmd := exec.CommandContext(ctx, "go", "build", "-mod=mod", "-v", "-overlay", overlayFile, "-o", out, "./"+filepath.ToSlash(rel))
 	cmd.Dir = a.ModuleRoot
-	if err := runBuild(cmd, opts); err != nil {
+	if first {
+		p.linef("compiling the agent with go build (first build: its dependencies, SQLite and the model provider's SDK among them; minutes on a cold Go cache)…")
+	} else {
+		p.linef("compiling the agent with go build…")
+	}
+	if err := runBuild(cmd, p); err != nil {
+		var be *BuildError
+		if errors.As(err, &be) && !a.hasSDKReplace() && a.ModulePath != SDKModule && strings.Contains(be.Output, SDKModule) {
+			be.Hint = fmt.Sprintf("go.mod requires %s with no replace directive, and the SDK is not published as a module: point the agent at your checkout of the SDK by adding this line to %s, then run go mod tidy:\n  %s",
+				SDKModule, filepath.Join(a.ModuleRoot, "go.mod"), replaceLine())
+		}
 		return nil, err
 	}
 	// The build may have completed go.sum: key the binary by the inputs as
@@ -168,12 +219,22 @@ func (a *Agent) Build(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("caching the agent binary: %w", err)
 	}
 	removeStale(cacheDir, filepath.Base(bin))
-	return &Result{Binary: bin, Hash: hash, Built: true}, nil
+	p.linef("built the agent in %s", seconds(time.Since(start)))
+	return &Result{Binary: bin, Hash: hash, Built: true, Warnings: warnings}, nil
 }
 
-// runBuild runs go build -v, turning its package lines into progress and
-// keeping everything else as the error output.
-func runBuild(cmd *exec.Cmd, opts Options) error {
+// hasCached reports whether the cache holds a binary of the agent, of any
+// version of its sources.
+func hasCached(cacheDir string) bool {
+	bins, _ := filepath.Glob(filepath.Join(cacheDir, "agent-*"))
+	return len(bins) > 0
+}
+
+// runBuild runs go build -v, turning its package lines (and the modules it
+// downloads) into progress and keeping everything else as the error
+// output. A terminal gets a live status line; anything else a line every
+// statusEvery, so that a log shows the build is alive.
+func runBuild(cmd *exec.Cmd, p *progress) error {
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return err
@@ -190,60 +251,120 @@ func runBuild(cmd *exec.Cmd, opts Options) error {
 		current  string
 		errs     bytes.Buffer
 	)
-	status := func() {
-		if opts.Progress == nil || !opts.Terminal {
-			return
-		}
+	status := func() string {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(opts.Progress, "\r\033[Kbuilding agent: %d packages compiled, %s  %s", packages, time.Since(start).Round(time.Second), current)
-	}
-	if opts.Progress != nil {
-		fmt.Fprintln(opts.Progress, "building the agent (a first build compiles every dependency and can take minutes)…")
+		if strings.HasSuffix(current, "/agentsdkmain") { // the last package: then the link
+			return fmt.Sprintf("compiled %d packages; compiling main and linking, %s", packages, time.Since(start).Round(time.Second))
+		}
+		return fmt.Sprintf("compiling: %d packages, %s  %s", packages, time.Since(start).Round(time.Second), current)
 	}
 	done := make(chan struct{})
-	if opts.Progress != nil && opts.Terminal {
-		go func() {
-			t := time.NewTicker(time.Second)
+	var ticks sync.WaitGroup
+	if p.w != nil {
+		every := statusEvery
+		if p.terminal {
+			every = time.Second
+		}
+		ticks.Go(func() {
+			t := time.NewTicker(every)
 			defer t.Stop()
 			for {
 				select {
 				case <-done:
 					return
 				case <-t.C:
-					status()
+					p.status(status())
 				}
 			}
-		}()
+		})
 	}
 	sc := bufio.NewScanner(stderr)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if isPackageLine(line) {
+		switch {
+		case isPackageLine(line):
 			mu.Lock()
 			packages++
 			current = line
 			mu.Unlock()
-			status()
-			continue
+		case strings.HasPrefix(line, "go: downloading "):
+			p.linef("%s", line)
+			errs.WriteString(line + "\n") // what failed may be a download
+		default:
+			errs.WriteString(line + "\n")
 		}
-		errs.WriteString(line + "\n")
 	}
 	err = cmd.Wait()
 	close(done)
-	if opts.Progress != nil {
-		if opts.Terminal {
-			fmt.Fprint(opts.Progress, "\r\033[K")
-		}
-		if err == nil {
-			fmt.Fprintf(opts.Progress, "built the agent in %s\n", time.Since(start).Round(100*time.Millisecond))
-		}
-	}
+	ticks.Wait()
+	p.clear()
 	if err != nil {
+		p.linef("go build failed after %s", seconds(time.Since(start)))
 		return &BuildError{Output: errs.String() + stdout.String(), Err: err}
 	}
+	p.linef("compiled %d packages in %s", packages, seconds(time.Since(start)))
 	return nil
+}
+
+// statusEvery is how often a build that is not on a terminal says it is
+// still compiling.
+const statusEvery = 15 * time.Second
+
+// progress writes a build's phases, each a line "agent-sdk: …"; on a
+// terminal, a status line that the next line replaces.
+type progress struct {
+	w        io.Writer
+	terminal bool
+	mu       sync.Mutex
+	live     bool // a status line is showing
+}
+
+func (p *progress) linef(format string, args ...any) {
+	if p.w == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.live {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.live = false
+	}
+	fmt.Fprintf(p.w, "agent-sdk: "+format+"\n", args...)
+}
+
+// status shows how the build goes: the live line on a terminal, else a line.
+func (p *progress) status(s string) {
+	if p.w == nil {
+		return
+	}
+	if !p.terminal {
+		p.linef("%s", s)
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "\r\033[Kagent-sdk: %s", s)
+	p.live = true
+}
+
+// clear removes the status line.
+func (p *progress) clear() {
+	if p.w == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.live {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.live = false
+	}
+}
+
+// seconds formats a phase's time as 41.2s.
+func seconds(d time.Duration) string {
+	return fmt.Sprintf("%.1fs", d.Seconds())
 }
 
 // isPackageLine tells go build -v's "compiling this package" lines from

@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -100,6 +101,10 @@ func Open(ctx context.Context, url string) (store.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
+	if name, ok := config.RuntimeParams["schema"]; ok {
+		return nil, fmt.Errorf("opening store: the URL's schema=%s is not a PostgreSQL setting: name the schema with search_path=%s (create it first with: CREATE SCHEMA %s;)",
+			name, name, pgx.Identifier{name}.Sanitize())
+	}
 	// database/sql over pgx's stdlib driver, not pgx natively: the store's
 	// portable SQL then serves SQLite and PostgreSQL alike, proved once by
 	// one conformance suite. BenchmarkAppend measured what that costs on
@@ -148,6 +153,9 @@ func migrateLocked(ctx context.Context, db *sql.DB) (store.Store, error) {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
 	defer conn.Close()
+	if err := checkSchema(ctx, conn); err != nil {
+		return nil, err
+	}
 	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(`+lockKey+`)`); err != nil {
 		return nil, fmt.Errorf("opening store: taking the migration lock: %w", err)
 	}
@@ -160,6 +168,41 @@ func migrateLocked(ctx context.Context, db *sql.DB) (store.Store, error) {
 		conn.Raw(func(any) error { return driver.ErrBadConn })
 	}
 	return s, err
+}
+
+// checkSchema says how to create the schema a URL's search_path names
+// when none of its schemas exists: the migrations would fail with "no
+// schema has been selected to create in".
+func checkSchema(ctx context.Context, conn *sql.Conn) error {
+	var (
+		current sql.NullString
+		path    string
+		db      string
+	)
+	if err := conn.QueryRowContext(ctx, `SELECT current_schema(), current_setting('search_path'), current_database()`).Scan(&current, &path, &db); err != nil {
+		return fmt.Errorf("opening store: reading the schema: %w", err)
+	}
+	if current.Valid {
+		return nil
+	}
+	name := firstSchema(path)
+	return fmt.Errorf("opening store: the schema of the URL's search_path (%s) does not exist in database %s (or this user may not use it): create it with: CREATE SCHEMA %s; (or leave search_path out of the URL to use public)",
+		path, db, pgx.Identifier{name}.Sanitize())
+}
+
+// firstSchema returns the first schema a search_path names, "$user" aside.
+func firstSchema(path string) string {
+	for _, s := range strings.Split(path, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" || s == `"$user"` || s == "$user" {
+			continue
+		}
+		if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+			s = strings.ReplaceAll(s[1:len(s)-1], `""`, `"`)
+		}
+		return s
+	}
+	return "agent"
 }
 
 // isConflict reports a unique_violation.

@@ -23,6 +23,8 @@ func TestRegisteredReportsEveryBadDefinition(t *testing.T) {
 		"two tools defined in one file: " + both + `:\d+ and ` + both + `:\d+`,
 		regexp.QuoteMeta(filepath.Join(dir, "bad.name.go")) + `:\d+: invalid tool name "bad.name"`,
 		`mismatch.go:\d+: tool mismatch: NeedsApproval: the predicate takes badtools.other but the handler's input is badtools.input`,
+		regexp.QuoteMeta(filepath.Join(dir, "stream.go")) + `:\d+: tool stream: the output type badtools.StreamReport cannot be encoded as JSON: field StreamReport.Parts\[\].Updates is a chan string`,
+		regexp.QuoteMeta(filepath.Join(dir, "hook.go")) + `:\d+: tool hook: the input type badtools.Input cannot be decoded from JSON: field Input.Options.Callback is a func\(string\)`,
 	} {
 		if !regexp.MustCompile(want).MatchString(msg) {
 			t.Errorf("error does not match %s:\n%s", want, msg)
@@ -36,7 +38,7 @@ func TestRegisteredReportsEveryBadDefinition(t *testing.T) {
 	if First == nil || First.Name() != "both" {
 		t.Errorf("First = %v, want the tool named both", First)
 	}
-	if BadName != nil || Mismatch != nil {
-		t.Errorf("invalid definitions returned tools: %v, %v", BadName, Mismatch)
+	if BadName != nil || Mismatch != nil || Stream != nil || Hook != nil {
+		t.Errorf("invalid definitions returned tools: %v, %v, %v, %v", BadName, Mismatch, Stream, Hook)
 	}
 }
