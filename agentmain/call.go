@@ -56,7 +56,7 @@ func mainCall(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o 
 	// The host serve would make, but the slack channel (not served) and
 	// its warnings: the model, so that call.Send's turns run; agent.yaml's
 	// limits, MCP servers, GitHub and Slack clients.
-	opts, _, err := hostOptionsFor(filepath.Join("agent", "agent.yaml"), "", logger, Stdio{Out: io.Discard, Err: io.Discard}, o, false)
+	opts, _, err := hostOptionsFor(filepath.Join("agent", "agent.yaml"), "", logger, Stdio{Out: io.Discard, Err: io.Discard}, o, hostUse{})
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused

@@ -77,6 +77,26 @@ func TestMissingKey(t *testing.T) {
 	}
 }
 
+// Under --replay the cassettes answer: a provider without a key is
+// opened as before, without a warning.
+func TestMissingKeyReplaying(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	t.Setenv("ANTHROPIC_AUTH_TOKEN", "")
+	t.Setenv("ANTHROPIC_CONFIG_DIR", filepath.Join(t.TempDir(), "none"))
+	path := filepath.Join(t.TempDir(), "agent.yaml")
+	if err := os.WriteFile(path, []byte("model: {provider: anthropic, name: claude-sonnet-4-5}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	opts, _, err := hostOptionsFor(path, "", slog.New(slog.DiscardHandler), Stdio{Out: io.Discard, Err: &stderr}, Options{}, hostUse{serving: true, replaying: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Model == nil || stderr.Len() != 0 {
+		t.Errorf("replaying: Model %v (%v), stderr %q", opts.Model, opts.ModelError, stderr.String())
+	}
+}
+
 // firstTurnFailure runs a session's first turn on a host with opts (the
 // memory store) and returns its turn.failed.
 func firstTurnFailure(t *testing.T, opts *host.Options) api.TurnFailed {

@@ -86,7 +86,7 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		return command.ExitFailure
 	}
 	defer st.Close()
-	opts, bot, err := hostOptions(*configPath, f.Model, logger, stdio, o)
+	opts, bot, err := hostOptionsFor(*configPath, f.Model, logger, stdio, o, hostUse{serving: true, replaying: f.Replay != ""})
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused
@@ -204,12 +204,17 @@ func newLogger(format string, stdio Stdio) (*slog.Logger, error) {
 // cannot be opened is not fatal: the host serves tools, and model turns
 // fail saying why.
 func hostOptions(configPath, modelFlag string, logger *slog.Logger, stdio Stdio, o Options) (*host.Options, *slackbot.Bot, error) {
-	return hostOptionsFor(configPath, modelFlag, logger, stdio, o, true)
+	return hostOptionsFor(configPath, modelFlag, logger, stdio, o, hostUse{serving: true})
 }
 
-// hostOptionsFor is hostOptions; serving is false for a host that serves
-// no channel (see platformsFor).
-func hostOptionsFor(configPath, modelFlag string, logger *slog.Logger, stdio Stdio, o Options, serving bool) (*host.Options, *slackbot.Bot, error) {
+// hostUse is what a host is made for, beyond its options.
+type hostUse struct {
+	serving   bool // it serves channels (false: a direct call's host, see platformsFor)
+	replaying bool // --replay answers its model calls: the provider needs no key
+}
+
+// hostOptionsFor is hostOptions for a host made for use.
+func hostOptionsFor(configPath, modelFlag string, logger *slog.Logger, stdio Stdio, o Options, use hostUse) (*host.Options, *slackbot.Bot, error) {
 	cfg, err := agentconfig.Load(configPath)
 	if err != nil {
 		return nil, nil, err
@@ -236,11 +241,15 @@ func hostOptionsFor(configPath, modelFlag string, logger *slog.Logger, stdio Std
 	if opts.MCP, err = o.mcp(cfg, configPath, logger); err != nil {
 		return nil, nil, err
 	}
-	bot, err := platformsFor(cfg, configPath, opts, logger, serving)
+	bot, err := platformsFor(cfg, configPath, opts, logger, use.serving)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := openModel(cfg.Model)
+	open := openModel
+	if use.replaying {
+		open = model.Open
+	}
+	p, err := open(cfg.Model)
 	if err != nil {
 		if cfg.Model.Provider != "" {
 			fmt.Fprintf(stdio.Err, "model turns will fail: %v\n", err)
