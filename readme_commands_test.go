@@ -68,7 +68,7 @@ func readmeCommands(readme string) []readmeCommand {
 // command starts with.
 type commandRule struct {
 	prefix string
-	do     string // run, serve (in the background, until the test ends), check-serve (start, then stop), cd, init, set (VAR=…), skip, skip-block (this and the rest of its block)
+	do     string // run, serve (in the background, until the next serve or the test's end), serve-talk (serve, then a turn through it), check-serve (start, then stop), cd, init, set (VAR=…), npm, skip, skip-block (this and the rest of its block)
 	why    string // for skip: why it cannot run here
 }
 
@@ -79,11 +79,15 @@ var readmeRules = []commandRule{
 	{prefix: "go run ./cmd/agent-sdk serve --dir examples/quickstart", do: "check-serve"},
 	{prefix: "./test.sh", do: "skip", why: "runs every test, this one among them"},
 	{prefix: "go install ./cmd/agent-sdk", do: "run"},
+	{prefix: "go install -v ./cmd/agent-sdk", do: "run"},
+	{prefix: "agent-sdk serve --dir examples/quickstart", do: "check-serve"},
 	{prefix: "agent-sdk init myagent --sdk .", do: "init"},
 	{prefix: "cd myagent", do: "cd"},
 	{prefix: "agent-sdk call inspect_pr --dir .", do: "run"},
 	{prefix: "agent-sdk serve --dir . --public-url", do: "skip-block", why: "runners need a host at a public URL and the model's own credentials"},
 	{prefix: "agent-sdk serve --dir . --store 'postgres://", do: "skip-block", why: "needs PostgreSQL (store/postgres and cmd/agent-sdk's postgres tests run it)"},
+	{prefix: "agent-sdk serve --dir . --record", do: "serve-talk"},
+	{prefix: "agent-sdk serve --dir . --replay", do: "serve-talk"},
 	{prefix: "agent-sdk serve --dir .", do: "serve"},
 	{prefix: "curl ", do: "run"},
 	{prefix: "agent-sdk call inspect_pr --url", do: "run"},
@@ -148,6 +152,7 @@ func TestREADMECommands(t *testing.T) {
 	setEnv := func(k, v string) { env = append(env, k+"="+v) }
 	dir := repo
 	session := ""
+	var serving *readmeServe // the serve command running now
 
 	cmds := readmeCommands(string(readme))
 	used := map[string]bool{}
@@ -190,18 +195,29 @@ func TestREADMECommands(t *testing.T) {
 		case "set":
 			k, v, _ := strings.Cut(text, "=")
 			setEnv(k, shellValue(t, dir, env, v))
-		case "check-serve", "serve":
+		case "check-serve", "serve", "serve-talk":
+			// A reader stops the server before starting another (they
+			// share the port).
+			if serving != nil {
+				serving.stop()
+				serving = nil
+			}
 			s := startReadmeServe(t, dir, env, c, strings.Replace(text, " serve ", " serve --addr "+addr+" ", 1))
 			if rule.do == "check-serve" {
 				s.stop()
 				continue
 			}
+			serving = s
 			t.Cleanup(s.stop)
 			tok, err := os.ReadFile(filepath.Join(dir, ".agent-sdk", "token"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			setEnv("TOKEN", strings.TrimSpace(string(tok)))
+			if rule.do == "serve-talk" { // "talk to it": a turn, recorded or replayed
+				talk := `agent-sdk send new "Inspect https://github.com/acme/checkout/pull/42" --url ` + url + ` --follow`
+				runReadme(t, name, dir, env, c, talk)
+			}
 		case "npm":
 			t.Run(name, func(t *testing.T) {
 				npmtest.Install(t, "@modelcontextprotocol/inspector-cli", "1.0.3") // skips (fails under CI=true) without npm and its registry
@@ -311,13 +327,16 @@ func shellValue(t *testing.T, dir string, env []string, v string) string {
 type readmeServe struct {
 	cmd  *exec.Cmd
 	done chan struct{}
+	once sync.Once
 }
 
 // stop kills the command and what it started (go run's program, the
 // CLI's agent binary): its process group.
 func (s *readmeServe) stop() {
-	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	<-s.done
+	s.once.Do(func() {
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-s.done
+	})
 }
 
 // startReadmeServe starts a serve command and waits until it serves.
