@@ -197,6 +197,15 @@ func (r remoteCall) run(ctx context.Context, c *client.Client) error {
 	if err != nil {
 		return callFailure(err)
 	}
+	if done.Status == api.CallState(api.ApprovalApproved) {
+		// It ran: the outcome in the shape a call that ran prints, as it
+		// was when the host held the request until the decision.
+		printAnswer(os.Stdout, api.CallResponse{OK: true, Outcome: api.Outcome{
+			ToolName: done.ToolName, CallID: done.CallID, IsError: done.IsError,
+			Result: done.Result, DurationMs: done.DurationMs,
+		}})
+		return toolError(done.IsError)
+	}
 	printAnswer(os.Stdout, done)
 	return toolError(done.IsError)
 }
