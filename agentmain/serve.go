@@ -91,6 +91,10 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused
 	}
+	if err := recordReplay(opts, f.Record, f.Replay, stdio.Err); err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitRefused
+	}
 	opts.StateRoot, opts.Logger, opts.Store, opts.LeaseTTL, opts.ApprovalTimeout = stateDir, logger, st, f.LeaseTTL, f.ApprovalTimeout
 	opts.MaxSessions, opts.MaxPending = f.MaxSessions, f.MaxPending
 	opts.MaxResultBytes, opts.ModelResultBytes = f.MaxResultBytes, f.ModelResultBytes

@@ -4,6 +4,7 @@
 package serveflags
 
 import (
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -70,6 +71,8 @@ type Serve struct {
 	MaxUnauthBodies    int
 	MaxEvalBatches     int
 	MaxMessageBytes    int
+	Record             string
+	Replay             string
 }
 
 // Register defines the flags on fs. slugDefault is the default slug (the
@@ -104,6 +107,8 @@ func (s *Serve) Register(fs *pflag.FlagSet, slugDefault string) {
 	fs.IntVar(&s.ModelResultBytes, "model-result-bytes", ModelResultBytesDefault, "most of a result a model is fed; a larger one is saved as a session artifact and the model gets a preview and read_result (-1: whole results)")
 	fs.StringVar(&s.PublicURL, "public-url", "", "the host's URL as runners and browsers reach it (https://agents.example.com); cloud turns call the server tools at <public-url>/<slug>/mcp")
 	fs.StringVar(&s.CloudToolsURL, "cloud-tools-url", "", "the MCP endpoint runners call the server tools at, when it is not <public-url>/<slug>/mcp")
+	fs.StringVar(&s.Record, "record", "", "record each model call (the request, normalised, and the streamed answer) as a cassette <hash>.json in this directory, for --replay and modeltest.Replay")
+	fs.StringVar(&s.Replay, "replay", "", "answer model calls from the cassettes --record wrote in this directory, with no provider; a request none was recorded for fails its turn with a diff against the closest")
 	RegisterStore(fs, &s.Store)
 }
 
@@ -114,15 +119,27 @@ func RegisterStore(fs *pflag.FlagSet, store *string) {
 
 // Names lists the flags Register defines.
 var Names = []string{"addr", "slug", "token", "max-body-bytes", "drain-timeout", "log-format", "model", "lease-ttl", "approval-wait", "approval-timeout", "store",
-	"body-timeout", "header-timeout", "idle-timeout", "max-conns", "max-streams", "idempotency-ttl", "max-sessions", "max-pending", "mcp-origins", "public-url", "cloud-tools-url", "max-result-bytes", "model-result-bytes", "stream-write-timeout", "max-overrun", "unauth-body-timeout", "max-unauth-bodies", "max-eval-batches", "max-message-bytes"}
+	"body-timeout", "header-timeout", "idle-timeout", "max-conns", "max-streams", "idempotency-ttl", "max-sessions", "max-pending", "mcp-origins", "public-url", "cloud-tools-url", "max-result-bytes", "model-result-bytes", "stream-write-timeout", "max-overrun", "unauth-body-timeout", "max-unauth-bodies", "max-eval-batches", "max-message-bytes", "record", "replay"}
+
+// dirFlags are the flags naming a directory, which Args passes on
+// absolute: the agent binary runs in the agent's directory, and a
+// relative path means the one the command was given in.
+var dirFlags = map[string]bool{"record": true, "replay": true}
 
 // Args returns the flags of fs that Register defined and the command line
-// set, as arguments to pass on ("--name=value").
+// set, as arguments to pass on ("--name=value"); a directory (--record,
+// --replay) is made absolute.
 func Args(fs *pflag.FlagSet) []string {
 	var args []string
 	for _, name := range Names {
 		if f := fs.Lookup(name); f != nil && f.Changed {
-			args = append(args, "--"+name+"="+f.Value.String())
+			v := f.Value.String()
+			if dirFlags[name] && v != "" {
+				if abs, err := filepath.Abs(v); err == nil {
+					v = abs
+				}
+			}
+			args = append(args, "--"+name+"="+v)
 		}
 	}
 	return args

@@ -1,6 +1,7 @@
 package serveflags
 
 import (
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -71,5 +72,24 @@ func TestLimitArgsRoundTrip(t *testing.T) {
 	if defaults.BodyTimeout != BodyTimeoutDefault || defaults.HeaderTimeout != HeaderTimeoutDefault || defaults.IdleTimeout != IdleTimeoutDefault ||
 		defaults.MaxConns != MaxConnsDefault || defaults.MaxStreams != MaxStreamsDefault {
 		t.Errorf("defaults %+v", defaults)
+	}
+}
+
+// --record and --replay are passed on absolute, resolved where the
+// command was run: the agent binary runs in the agent's directory.
+func TestDirArgsAbsolute(t *testing.T) {
+	cli := pflag.NewFlagSet("cli", pflag.ContinueOnError)
+	var given Serve
+	given.Register(cli, "agent")
+	if err := cli.Parse([]string{"--record", "testdata/cassettes", "--replay=/srv/cassettes"}); err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs("testdata/cassettes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"--record=" + abs, "--replay=/srv/cassettes"}
+	if args := Args(cli); !slices.Equal(args, want) {
+		t.Fatalf("Args = %q, want %q", args, want)
 	}
 }
