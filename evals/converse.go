@@ -29,7 +29,11 @@ func (s *Service) runCase(ctx context.Context, c api.EvalCase, principal, sessio
 		hk.Call = st.call
 	}
 	if len(c.Replay) > 0 {
-		hk.Model = &replayModel{answers: c.Replay}
+		m, err := replayModel(c.Replay)
+		if err != nil {
+			return api.EvalCaseResult{Status: api.EvalFailed, Error: "reading the case's replay: " + err.Error()}
+		}
+		hk.Model = m
 	}
 	hooked := hk.Call != nil || hk.Model != nil
 	if hooked {

@@ -1,14 +1,12 @@
 package evals
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"iter"
-	"sync"
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/model"
+	"github.com/agentsdk/agentsdk/model/modeltest"
 )
 
 // Limits of a case's replay.
@@ -18,71 +16,30 @@ const (
 )
 
 // replayModel is the model of a case with a replay (host.SessionHooks.
-// Model): the n-th model call of the case's session gets the n-th
-// recorded answer, whatever it was sent; a call past the last fails.
-// It is the smallest sequence provider evals need.
-type replayModel struct {
-	answers []api.EvalAnswer
-	mu      sync.Mutex
-	n       int // the calls answered so far
-}
-
-// replayModelName is the model a replayed answer's model.usage names.
-const replayModelName = "replay"
-
-func (r *replayModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
-	r.mu.Lock()
-	n := r.n
-	r.n++
-	r.mu.Unlock()
-	return func(yield func(model.Chunk, error) bool) {
-		if err := ctx.Err(); err != nil {
-			yield(model.Chunk{}, err)
-			return
-		}
-		if n >= len(r.answers) {
-			yield(model.Chunk{}, fmt.Errorf("the case's replay has %d answers, and the model was called a %s time: the conversation went further than the recorded session", len(r.answers), ordinal(n+1)))
-			return
-		}
-		a := r.answers[n]
-		if a.Text != "" && !yield(model.Chunk{Text: a.Text}, nil) {
-			return
-		}
+// Model): a scripted model (model/modeltest) whose n-th call gets the
+// case's n-th recorded answer, whatever it was sent; a call past the
+// last fails the turn, saying what was asked.
+func replayModel(answers []api.EvalAnswer) (*modeltest.Model, error) {
+	script := make([]modeltest.Answer, len(answers))
+	for i, a := range answers {
+		script[i] = modeltest.Answer{Text: a.Text, Model: replayModelName}
 		for k, c := range a.Calls {
 			in := json.RawMessage("{}")
 			if c.Input != nil {
 				b, err := json.Marshal(c.Input)
 				if err != nil {
-					yield(model.Chunk{}, fmt.Errorf("replay answer %d, call %d: the input cannot be encoded as JSON: %w", n+1, k+1, err))
-					return
+					return nil, fmt.Errorf("replay[%d].calls[%d].input: %w", i, k, err)
 				}
 				in = b
 			}
-			if !yield(model.Chunk{ToolCall: &model.ToolCall{ID: fmt.Sprintf("replay_%d_%d", n+1, k+1), Name: c.Tool, Input: in}}, nil) {
-				return
-			}
+			script[i].ToolCalls = append(script[i].ToolCalls, model.ToolCall{ID: fmt.Sprintf("replay_%d_%d", i+1, k+1), Name: c.Tool, Input: in})
 		}
-		stop := "end_turn"
-		if len(a.Calls) > 0 {
-			stop = "tool_use"
-		}
-		yield(model.Chunk{End: &model.End{Model: replayModelName, StopReason: stop}}, nil)
 	}
+	return modeltest.New(script...), nil
 }
 
-func ordinal(n int) string {
-	suffix := "th"
-	switch {
-	case n%100 >= 11 && n%100 <= 13:
-	case n%10 == 1:
-		suffix = "st"
-	case n%10 == 2:
-		suffix = "nd"
-	case n%10 == 3:
-		suffix = "rd"
-	}
-	return fmt.Sprintf("%d%s", n, suffix)
-}
+// replayModelName is the model a replayed answer's model.usage names.
+const replayModelName = "replay"
 
 // checkReplay checks a case's replay: each answer has text or calls, each
 // call a tool name.
