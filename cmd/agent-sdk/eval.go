@@ -106,8 +106,25 @@ file's name), its cases, and optionally its concurrency:
     - conversation: [Hi, What about Lima?]   # each sent once the last turn ended
       scorer: judge               # a tool of the agent's: one more check
 
-A check is exactly one of called (with args), notCalled, contains, matches,
-maxSteps, noError. A scorer tool is called with {"case": …, "events": […]} and
+A check is exactly one of called (with args, and result: the call's result holds
+it), notCalled, contains, matches, maxSteps, noError.
+
+stubs: (on the file, for every case, or on a case, replacing the file's of the tools
+it names) answer the calls of a tool instead of running it: the first stub whose
+match the call's input holds answers with its result, its error, or the next answer
+of its sequence (the last repeats). A stubbed tool never runs, a stubbed gated call
+is not parked, and a call no stub matches is an error the model reads that fails
+the case (check "stub"):
+
+  stubs:
+    send_email:
+      - match: {to: ana@example.com}
+        sequence: [{result: {id: m_1}}, {error: mailbox full}]
+      - error: unknown address    # no match: any other call
+
+replay: (on a case; agent-sdk session export writes it) answers the case's model
+calls in turn with recorded answers, [{text: …, calls: [{tool: …, input: {…}}]}, …],
+instead of the host's model; a model call past the last fails the case. A scorer tool is called with {"case": …, "events": […]} and
 answers {"pass": bool, "score": 0..1, "reason": "…"}. An eval has at most 500 cases,
 a case at most 20 checks; the host refuses an invalid eval listing every problem.
 
