@@ -483,6 +483,8 @@ func describeFailure(r api.EvalCheckResult) string {
 		what = "maxSteps " + strconv.Itoa(c.MaxSteps)
 	case c.NoError:
 		what = "noError"
+	case c.Stub != "":
+		what = "stub " + c.Stub // a call of a stubbed tool no stub matched
 	default:
 		return orDash(r.Detail) // a scorer's verdict says whose it is
 	}
