@@ -88,7 +88,7 @@ cases:
 		t.Errorf("eval run expecting rain: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
-	if r := cli("session", "export", "sess_nope"); r.code != 2 || !strings.Contains(r.stderr, "session_not_found") {
+	if r := cli("session", "export", "sess_nope"); r.code != 2 || !strings.Contains(r.stderr, "session not found: sess_nope") {
 		t.Errorf("session export of no session: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
