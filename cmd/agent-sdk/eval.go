@@ -89,7 +89,7 @@ sum of its cases'. --json prints the batch as the API answers it instead (each
 case's usage and the batch's, costs in micro-dollars and dollars).
 
 The file is a list of cases, or a mapping with the batch's name (default: the
-file's name), its cases, and optionally its concurrency:
+file's name), its cases, and optionally its concurrency and stubs:
 
   name: weather
   cases:
@@ -242,13 +242,14 @@ func evalVerdict(b api.EvalBatch, minScore float64) error {
 
 // evalFile is an eval file that is a mapping.
 type evalFile struct {
-	Name        string         `yaml:"name"`
-	Cases       []api.EvalCase `yaml:"cases"`
-	Concurrency int            `yaml:"concurrency"`
+	Name        string                    `yaml:"name"`
+	Cases       []api.EvalCase            `yaml:"cases"`
+	Concurrency int                       `yaml:"concurrency"`
+	Stubs       map[string][]api.EvalStub `yaml:"stubs"` // every case's
 }
 
 // readEvalFile reads an eval file (- for stdin): a list of cases, or a
-// mapping with name, cases and concurrency. Unknown fields are refused
+// mapping with name, cases, concurrency and stubs. Unknown fields are refused
 // (a misspelt check would otherwise check nothing).
 func readEvalFile(path string, stdin io.Reader) (api.EvalRunRequest, error) {
 	var (
@@ -290,7 +291,7 @@ func readEvalFile(path string, stdin io.Reader) (api.EvalRunRequest, error) {
 	case yaml.MappingNode:
 		var f evalFile
 		err = dec.Decode(&f)
-		req = api.EvalRunRequest{Name: f.Name, Cases: f.Cases, Concurrency: f.Concurrency}
+		req = api.EvalRunRequest{Name: f.Name, Cases: f.Cases, Concurrency: f.Concurrency, Stubs: f.Stubs}
 	default:
 		return api.EvalRunRequest{}, fmt.Errorf("the eval file %s is neither a list of cases nor a mapping of name and cases", where)
 	}
