@@ -87,14 +87,22 @@ or the file could not be written.`,
 			if err := os.WriteFile(out, data, 0o644); err != nil {
 				return exitWith(command.ExitFailure, "writing the eval file: %v", err)
 			}
-			fmt.Fprintf(os.Stderr, "wrote %s (%d messages, %d recorded answers, %d checks); agent-sdk eval run %s --url %s runs it\n",
-				out, max(1, len(ec.Conversation)), len(ec.Replay), len(ec.Checks), out, f.url)
+			fmt.Fprintf(os.Stderr, "wrote %s (%s, %s, %s); agent-sdk eval run %s --url %s runs it\n",
+				out, nOf(max(1, len(ec.Conversation)), "message"), nOf(len(ec.Replay), "recorded answer"), nOf(len(ec.Checks), "check"), out, f.url)
 			return nil
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the eval file to FILE (default: standard output)")
 	return cmd
+}
+
+// nOf is "1 thing" or "n things".
+func nOf(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // The eval file as session export writes it: the fields of api's types,

@@ -35,7 +35,7 @@ func TestSessionExportCLI(t *testing.T) {
 	}
 	file := filepath.Join(t.TempDir(), "exported.yaml")
 	r = cli("session", "export", id[1], "-o", file)
-	if r.code != 0 || !strings.Contains(r.stderr, "wrote "+file+" (1 messages, 2 recorded answers, 2 checks); agent-sdk eval run "+file) {
+	if r.code != 0 || !strings.Contains(r.stderr, "wrote "+file+" (1 message, 2 recorded answers, 2 checks); agent-sdk eval run "+file) {
 		t.Fatalf("session export -o: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	data, err := os.ReadFile(file)
