@@ -18,6 +18,56 @@ type EvalCase struct {
 	// called with {"case": …, "events": […]} and returns {"pass": bool,
 	// "score": 0..1, "reason": "…"}; its verdict is one more check.
 	Scorer string `json:"scorer,omitempty" yaml:"scorer"`
+	// Stubs answer the calls of the tools they name instead of the tools'
+	// handlers, by tool: the first stub of the tool whose Match the
+	// call's input holds answers it. A tool with stubs never runs in the
+	// case; a call of it that no stub matches is a tool error the model
+	// reads, and fails the case. A case's stubs of a tool replace the
+	// eval's (EvalRunRequest.Stubs) of that tool.
+	Stubs map[string][]EvalStub `json:"stubs,omitempty" yaml:"stubs"`
+	// Replay, if set, answers the case's model calls in turn instead of
+	// the host's model: the n-th call gets the n-th answer, and a call
+	// past the last fails the case's turn. agent-sdk session export
+	// writes it from a session's recorded answers.
+	Replay []EvalAnswer `json:"replay,omitempty" yaml:"replay"`
+}
+
+// EvalStub answers the calls of a tool whose input matches it, without
+// running the tool. Exactly one of Result, Error and Sequence is set.
+type EvalStub struct {
+	// Match is a subset of the call's input (compared as JSON, as a
+	// called check's args): the stub answers the calls whose input holds
+	// these fields with these values. Absent: every call.
+	Match map[string]any `json:"match,omitempty" yaml:"match"`
+	// Result is the call's result (any JSON value but null).
+	Result any `json:"result,omitempty" yaml:"result"`
+	// Error makes the call fail with this message (an isError result).
+	Error string `json:"error,omitempty" yaml:"error"`
+	// Sequence answers the calls the stub matches in turn: the first
+	// call gets the first answer, the second the second, and every call
+	// past the end the last (end it with an error to make extra calls
+	// fail).
+	Sequence []EvalStubAnswer `json:"sequence,omitempty" yaml:"sequence"`
+}
+
+// EvalStubAnswer is one answer of a stub's sequence: a Result or an
+// Error.
+type EvalStubAnswer struct {
+	Result any    `json:"result,omitempty" yaml:"result"`
+	Error  string `json:"error,omitempty" yaml:"error"`
+}
+
+// EvalAnswer is one recorded model answer of a case's Replay: its text
+// and the tool calls it made.
+type EvalAnswer struct {
+	Text  string         `json:"text,omitempty" yaml:"text"`
+	Calls []EvalToolCall `json:"calls,omitempty" yaml:"calls"`
+}
+
+// EvalToolCall is a tool call of a replayed answer.
+type EvalToolCall struct {
+	Tool  string         `json:"tool" yaml:"tool"`
+	Input map[string]any `json:"input,omitempty" yaml:"input"`
 }
 
 // EvalCheck is one check of a case. Exactly one of its fields is set.
@@ -27,8 +77,16 @@ type EvalCheck struct {
 	Called string `json:"called,omitempty" yaml:"called"`
 	// Scorer marks the check the case's scorer tool made (set by the
 	// host; not written in eval files).
-	Scorer string         `json:"scorer,omitempty" yaml:"-"`
-	Args   map[string]any `json:"args,omitempty" yaml:"args"`
+	Scorer string `json:"scorer,omitempty" yaml:"-"`
+	// Stub marks the check the case's stubs made: every call of a
+	// stubbed tool matched a stub (set by the host, only when one did
+	// not; not written in eval files).
+	Stub string         `json:"stub,omitempty" yaml:"-"`
+	Args map[string]any `json:"args,omitempty" yaml:"args"`
+	// Result narrows a called check to a call whose result holds it: the
+	// fields with these values of an object result (a subset), or the
+	// value itself (a string, a number, a list).
+	Result any `json:"result,omitempty" yaml:"result"`
 	// NotCalled: the tool was not called.
 	NotCalled string `json:"notCalled,omitempty" yaml:"notCalled"`
 	// Contains: the final answer contains this text (case-sensitive).
@@ -108,6 +166,9 @@ type EvalRunRequest struct {
 	Name        string     `json:"name"`
 	Cases       []EvalCase `json:"cases"`
 	Concurrency int        `json:"concurrency,omitempty"` // cases at once (default 4)
+	// Stubs are every case's stubs, by tool (a case's own stubs of a
+	// tool replace these): see EvalCase.Stubs.
+	Stubs map[string][]EvalStub `json:"stubs,omitempty"`
 }
 
 // EvalList is the body of GET /v1/evals.

@@ -134,6 +134,9 @@ type ActionResult struct {
 	DurationMs  int64           `json:"durationMs"`
 	// Direct marks a call made directly (HTTP, CLI, Go), not by the model.
 	Direct bool `json:"direct,omitempty"`
+	// Stubbed marks a call an eval's stub answered: the tool's handler
+	// did not run (see EvalStub).
+	Stubbed bool `json:"stubbed,omitempty"`
 }
 
 // ArtifactCreated announces a file a tool stored as a session artifact.

@@ -66,6 +66,7 @@ func checkEval(req *api.EvalRunRequest, tools agentTools) ([]api.EvalCase, error
 		bad("cases", "%d cases; an eval has at most %d (split it)", len(req.Cases), maxEvalCases)
 		return nil, invalidEval(problems)
 	}
+	checkStubs(bad, "stubs", req.Stubs, tools)
 	cases := make([]api.EvalCase, len(req.Cases))
 	names := map[string]int{}
 	for i, c := range req.Cases {
@@ -110,6 +111,9 @@ func checkEval(req *api.EvalRunRequest, tools agentTools) ([]api.EvalCase, error
 				bad(at+".scorer", "%q is an agent tool (a script); a scorer is a server tool", c.Scorer)
 			}
 		}
+		checkStubs(bad, at+".stubs", c.Stubs, tools)
+		c.Stubs = withStubs(c.Stubs, req.Stubs)
+		checkReplay(bad, at+".replay", c.Replay)
 		cases[i] = c
 	}
 	if len(problems) > 0 {
@@ -154,6 +158,9 @@ func checkEvalCheck(bad func(string, string, ...any), path string, c api.EvalChe
 	case len(kinds) == 0 && c.Args != nil:
 		bad(path, "args without called: args narrow a called check")
 		return
+	case len(kinds) == 0 && c.Result != nil:
+		bad(path, "result without called: a result narrows a called check")
+		return
 	case len(kinds) == 0:
 		bad(path, "is empty; give one of called, notCalled, contains, matches, maxSteps, noError")
 		return
@@ -164,12 +171,17 @@ func checkEvalCheck(bad func(string, string, ...any), path string, c api.EvalChe
 	switch {
 	case c.Args != nil && c.Called == "":
 		bad(path+".args", "args go with called only")
+	case c.Result != nil && c.Called == "":
+		bad(path+".result", "result goes with called only")
 	case c.Called != "":
 		if _, ok := tools.ModelTool(c.Called); !ok {
 			bad(path+".called", "the agent has no tool %q", c.Called)
 		}
 		if _, err := json.Marshal(c.Args); err != nil {
 			bad(path+".args", "cannot be encoded as JSON: %v", err)
+		}
+		if _, err := json.Marshal(c.Result); err != nil {
+			bad(path+".result", "cannot be encoded as JSON: %v", err)
 		}
 	case c.MaxSteps < 0:
 		bad(path+".maxSteps", "must be positive")

@@ -25,6 +25,7 @@ const evalCheckTimeout = 5 * time.Second
 func evalChecks(ctx context.Context, checks []api.EvalCheck, evs []api.Event, lastTurn string) ([]api.EvalCheckResult, error) {
 	var (
 		calls    []api.Action
+		results  = map[string]api.ActionResult{}
 		answer   string
 		answered bool
 		steps    int
@@ -52,7 +53,12 @@ func evalChecks(ctx context.Context, checks []api.EvalCheck, evs []api.Event, la
 				errs = append(errs, "a turn failed: "+tf.Reason)
 			}
 		case api.KindActionResult:
-			if r, err := api.Decode[api.ActionResult](e); err == nil && r.IsError {
+			r, err := api.Decode[api.ActionResult](e)
+			if err != nil {
+				break
+			}
+			results[r.CallID] = r
+			if r.IsError {
 				errs = append(errs, fmt.Sprintf("%s (%s) had an error: %s", r.Tool, r.CallID, preview(resultText(r.Result), 200)))
 			}
 		}
@@ -62,7 +68,7 @@ func evalChecks(ctx context.Context, checks []api.EvalCheck, evs []api.Event, la
 		r := api.EvalCheckResult{Check: c}
 		switch {
 		case c.Called != "":
-			r.Pass, r.Detail = checkCalled(c, calls)
+			r.Pass, r.Detail = checkCalled(c, calls, results)
 		case c.NotCalled != "":
 			var ids []string
 			for _, a := range calls {
@@ -121,41 +127,76 @@ func matchWithin(ctx context.Context, re *regexp.Regexp, s string) (bool, error)
 }
 
 // checkCalled checks a called check: a call of the tool whose input holds
-// the check's args (a subset, compared as JSON values).
-func checkCalled(c api.EvalCheck, calls []api.Action) (bool, string) {
+// the check's args (a subset, compared as JSON values) and, with a
+// result, whose result holds it (resultHolds).
+func checkCalled(c api.EvalCheck, calls []api.Action, results map[string]api.ActionResult) (bool, string) {
 	var want map[string]any
 	if len(c.Args) > 0 {
-		b, err := json.Marshal(c.Args)
-		if err == nil {
-			err = json.Unmarshal(b, &want)
-		}
-		if err != nil {
+		if err := roundTrip(c.Args, &want); err != nil {
 			return false, "the args cannot be compared: " + err.Error()
 		}
 	}
-	n := 0
-	var lastInput string
+	var wantResult any
+	if c.Result != nil {
+		if err := roundTrip(c.Result, &wantResult); err != nil {
+			return false, "the result cannot be compared: " + err.Error()
+		}
+	}
+	n, withArgs := 0, 0
+	var lastInput, lastResult string
 	for _, a := range calls {
 		if a.Tool != c.Called {
 			continue
 		}
 		n++
-		if want == nil {
-			return true, "called by " + a.CallID
+		if want != nil {
+			var in map[string]any
+			if len(a.Input) == 0 || json.Unmarshal(a.Input, &in) != nil || !holds(in, want) {
+				lastInput = string(a.Input)
+				if lastInput == "" {
+					lastInput = a.InputText
+				}
+				continue
+			}
 		}
-		var in map[string]any
-		if len(a.Input) > 0 && json.Unmarshal(a.Input, &in) == nil && holds(in, want) {
+		withArgs++
+		if wantResult == nil {
+			if want == nil {
+				return true, "called by " + a.CallID
+			}
 			return true, "called with the args by " + a.CallID
 		}
-		lastInput = string(a.Input)
-		if lastInput == "" {
-			lastInput = a.InputText
+		r, ok := results[a.CallID]
+		if !ok {
+			lastResult = "(none: the call has no result)"
+			continue
 		}
+		if resultHolds(r.Result, wantResult) {
+			return true, "called with the result by " + a.CallID
+		}
+		lastResult = string(r.Result)
 	}
-	if n == 0 {
+	switch {
+	case n == 0:
 		return false, "not called"
+	case withArgs == 0:
+		return false, fmt.Sprintf("called %s, never with the args; last input: %s", times(n), preview(lastInput, 200))
 	}
-	return false, fmt.Sprintf("called %s, never with the args; last input: %s", times(n), preview(lastInput, 200))
+	return false, fmt.Sprintf("called %s, never with the result; last result: %s", times(withArgs), preview(lastResult, 200))
+}
+
+// resultHolds reports whether a call's result holds want: an object's
+// fields with their values (a subset), any other value equal.
+func resultHolds(result json.RawMessage, want any) bool {
+	var got any
+	if json.Unmarshal(result, &got) != nil {
+		return false
+	}
+	if w, ok := want.(map[string]any); ok {
+		g, ok := got.(map[string]any)
+		return ok && holds(g, w)
+	}
+	return reflect.DeepEqual(got, want)
 }
 
 // holds reports whether in has every field of want with an equal value.

@@ -18,13 +18,37 @@ const evalCaseTimeout = 10 * time.Minute
 func (s *Service) runCase(ctx context.Context, c api.EvalCase, principal, sessionID string) api.EvalCaseResult {
 	ctx, cancel := context.WithTimeoutCause(ctx, evalCaseTimeout, fmt.Errorf("timed out after %v", evalCaseTimeout))
 	defer cancel()
-	evs, lastTurn, err := s.converse(ctx, c, principal, sessionID)
+	// A case's stubs answer its calls of the tools they stub, and its
+	// replay its model calls, in its session's turns on this host.
+	st, err := newStubs(c.Stubs)
+	if err != nil {
+		return api.EvalCaseResult{Status: api.EvalFailed, Error: "reading the case's stubs: " + err.Error()}
+	}
+	var hk host.SessionHooks
+	if st != nil {
+		hk.Call = st.call
+	}
+	if len(c.Replay) > 0 {
+		m, err := replayModel(c.Replay)
+		if err != nil {
+			return api.EvalCaseResult{Status: api.EvalFailed, Error: "reading the case's replay: " + err.Error()}
+		}
+		hk.Model = m
+	}
+	hooked := hk.Call != nil || hk.Model != nil
+	if hooked {
+		defer s.h.HookSession(sessionID, hk)()
+	}
+	evs, lastTurn, err := s.converse(ctx, c, principal, sessionID, hooked)
 	if err != nil {
 		return api.EvalCaseResult{Status: api.EvalFailed, Error: err.Error()}
 	}
 	checks, err := evalChecks(ctx, c.Checks, evs, lastTurn)
 	if err != nil {
 		return api.EvalCaseResult{Status: api.EvalFailed, Error: "checking the case: " + err.Error()}
+	}
+	if missed, ok := st.missedCheck(); ok {
+		checks = append(checks, missed)
 	}
 	if c.Scorer != "" {
 		checks = append(checks, s.score(ctx, c, evs))
@@ -45,13 +69,18 @@ func (s *Service) runCase(ctx context.Context, c api.EvalCase, principal, sessio
 // converse creates the case's session, principal's, with its first message and sends
 // each of the others once the previous turn has ended; it returns the
 // session's events and the last turn's id. A turn that failed, or the
-// case's context ending, is an error.
-func (s *Service) converse(ctx context.Context, c api.EvalCase, principal, sessionID string) ([]api.Event, string, error) {
+// case's context ending, is an error. A hooked case's session (stubs, a
+// replay) is local: its turns run on this host, where its hooks are.
+func (s *Service) converse(ctx context.Context, c api.EvalCase, principal, sessionID string, hooked bool) ([]api.Event, string, error) {
 	msgs := c.Conversation
 	if c.Message != "" {
 		msgs = []string{c.Message}
 	}
-	_, turnID, err := s.h.Sessions().Create(ctx, host.SessionOptions{Channel: host.EvalChannel, Principal: principal, Message: msgs[0], ID: sessionID})
+	opts := host.SessionOptions{Channel: host.EvalChannel, Principal: principal, Message: msgs[0], ID: sessionID}
+	if hooked {
+		opts.Mode = api.ModeLocal
+	}
+	_, turnID, err := s.h.Sessions().Create(ctx, opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, "", context.Cause(ctx)

@@ -292,6 +292,7 @@ type Host struct {
 	prices        model.Prices // the shipped table with Options.Prices over it
 	raiser        *tool.Tool   // the approval that raises a usage limit (spendlimits.go)
 	armed         sync.Map     // reminder ids with a timer here (reminders.go)
+	hooks         hooks        // sessions' hooks set by subsystems (intercept.go)
 	channels      map[string]*channel.Channel
 	schedules     map[string]*schedule.Schedule
 	cloudReady    cloudReady // wakes runners' claims waiting here (cloud.go)

@@ -102,7 +102,8 @@ func failureCode(err error) api.FailureCode {
 }
 
 func (h *Host) loop(ctx context.Context, sess api.Session, turnID string) (int, error) {
-	if h.opts.Model == nil {
+	m := h.turnModel(sess.ID)
+	if m == nil {
 		return 0, h.opts.ModelError
 	}
 	var asked []api.Event // the raise_usage_limit requests and decisions
@@ -122,7 +123,9 @@ func (h *Host) loop(ctx context.Context, sess api.Session, turnID string) (int, 
 	for k, v := range hist.Tags() {
 		span.SetAttributes(attribute.String("session.tag."+k, v))
 	}
-	return turnloop.Run(ctx, h.turnConfig(h.modelTools(), sess.ID), turnEnv{h, sess, turnID, raised}, hist)
+	cfg := h.turnConfig(h.modelTools(), sess.ID)
+	cfg.Model = m
+	return turnloop.Run(ctx, cfg, turnEnv{h, sess, turnID, raised, &stubbedCalls{}}, hist)
 }
 
 // toolSpecs are the agent's tools as a model is offered them.
@@ -150,6 +153,9 @@ type turnEnv struct {
 	sess   api.Session
 	turnID string
 	raised raises // the usage limits raised for it
+	// stubbed are the calls the session's hooks answered, whose
+	// action.result Emit marks stubbed.
+	stubbed *stubbedCalls
 }
 
 func (e turnEnv) Admit(ctx context.Context, req *model.Request) (func(), error) {
@@ -161,31 +167,46 @@ func (e turnEnv) Admit(ctx context.Context, req *model.Request) (func(), error) 
 }
 
 func (e turnEnv) Emit(ctx context.Context, payloads ...api.Payload) error {
+	for i, p := range payloads {
+		if r, ok := p.(api.ActionResult); ok && e.stubbed.take(r.CallID) {
+			r.Stubbed = true
+			payloads[i] = r
+		}
+	}
 	return e.h.emit(ctx, e.sess.ID, e.turnID, payloads...)
 }
 
 func (e turnEnv) Execute(ctx context.Context, callID string, c model.ToolCall) (tool.Output, bool) {
-	return e.h.execute(ctx, e.sess, e.turnID, callID, c)
+	out, waits, stubbed := e.h.execute(ctx, e.sess, e.turnID, callID, c)
+	if stubbed {
+		e.stubbed.add(callID)
+	}
+	return out, waits
 }
 
 // execute runs one of the model's tool calls. Every failure becomes a
 // result the model can read and act on. A call that needs approval is
-// parked instead: waits is true, and its result comes later.
-func (h *Host) execute(ctx context.Context, sess api.Session, turnID, callID string, c model.ToolCall) (out tool.Output, waits bool) {
+// parked instead: waits is true, and its result comes later. A valid
+// call the session's hooks answer (SessionHooks.Call) neither runs nor
+// parks: stubbed is true.
+func (h *Host) execute(ctx context.Context, sess api.Session, turnID, callID string, c model.ToolCall) (out tool.Output, waits, stubbed bool) {
 	t, ok := h.lookupForModel(c.Name)
 	if !ok {
-		return tool.ErrorOutput((&tool.UnknownToolError{Name: c.Name, Available: h.tools.Names()}).Error()), false
+		return tool.ErrorOutput((&tool.UnknownToolError{Name: c.Name, Available: h.tools.Names()}).Error()), false, false
 	}
 	in, err := t.Validate(c.Input)
 	if err != nil {
-		return tool.ErrorOutput(err.Error()), false
+		return tool.ErrorOutput(err.Error()), false, false
+	}
+	if out, ok := h.hookedCall(ctx, sess.ID, turnID, callID, t, c.Input); ok {
+		return h.fitForModel(ctx, sess.ID, turnID, callID, out), false, true
 	}
 	if h.needsApproval(t, in) {
 		if _, err := h.park(ctx, t, in, parkSpec{callID: callID, sessionID: sess.ID, turnID: turnID, modelCallID: c.ID, by: sess.Principal}); err != nil {
-			return tool.ErrorOutput("parking the call for approval failed: " + err.Error()), false
+			return tool.ErrorOutput("parking the call for approval failed: " + err.Error()), false, false
 		}
-		return tool.Output{}, true
+		return tool.Output{}, true, false
 	}
 	out = h.run(ctx, callSpec{id: callID, modelCallID: c.ID, tool: t, in: in, session: &sess, turnID: turnID})
-	return h.fitForModel(ctx, sess.ID, turnID, callID, out), false
+	return h.fitForModel(ctx, sess.ID, turnID, callID, out), false, false
 }

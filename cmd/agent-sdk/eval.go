@@ -89,7 +89,7 @@ sum of its cases'. --json prints the batch as the API answers it instead (each
 case's usage and the batch's, costs in micro-dollars and dollars).
 
 The file is a list of cases, or a mapping with the batch's name (default: the
-file's name), its cases, and optionally its concurrency:
+file's name), its cases, and optionally its concurrency and stubs:
 
   name: weather
   cases:
@@ -106,8 +106,25 @@ file's name), its cases, and optionally its concurrency:
     - conversation: [Hi, What about Lima?]   # each sent once the last turn ended
       scorer: judge               # a tool of the agent's: one more check
 
-A check is exactly one of called (with args), notCalled, contains, matches,
-maxSteps, noError. A scorer tool is called with {"case": …, "events": […]} and
+A check is exactly one of called (with args, and result: the call's result holds
+it), notCalled, contains, matches, maxSteps, noError.
+
+stubs: (on the file, for every case, or on a case, replacing the file's of the tools
+it names) answer the calls of a tool instead of running it: the first stub whose
+match the call's input holds answers with its result, its error, or the next answer
+of its sequence (the last repeats). A stubbed tool never runs, a stubbed gated call
+is not parked, and a call no stub matches is an error the model reads that fails
+the case (check "stub"):
+
+  stubs:
+    send_email:
+      - match: {to: ana@example.com}
+        sequence: [{result: {id: m_1}}, {error: mailbox full}]
+      - error: unknown address    # no match: any other call
+
+replay: (on a case; agent-sdk session export writes it) answers the case's model
+calls in turn with recorded answers, [{text: …, calls: [{tool: …, input: {…}}]}, …],
+instead of the host's model; a model call past the last fails the case. A scorer tool is called with {"case": …, "events": […]} and
 answers {"pass": bool, "score": 0..1, "reason": "…"}. An eval has at most 500 cases,
 a case at most 20 checks; the host refuses an invalid eval listing every problem.
 
@@ -225,13 +242,14 @@ func evalVerdict(b api.EvalBatch, minScore float64) error {
 
 // evalFile is an eval file that is a mapping.
 type evalFile struct {
-	Name        string         `yaml:"name"`
-	Cases       []api.EvalCase `yaml:"cases"`
-	Concurrency int            `yaml:"concurrency"`
+	Name        string                    `yaml:"name"`
+	Cases       []api.EvalCase            `yaml:"cases"`
+	Concurrency int                       `yaml:"concurrency"`
+	Stubs       map[string][]api.EvalStub `yaml:"stubs"` // every case's
 }
 
 // readEvalFile reads an eval file (- for stdin): a list of cases, or a
-// mapping with name, cases and concurrency. Unknown fields are refused
+// mapping with name, cases, concurrency and stubs. Unknown fields are refused
 // (a misspelt check would otherwise check nothing).
 func readEvalFile(path string, stdin io.Reader) (api.EvalRunRequest, error) {
 	var (
@@ -273,7 +291,7 @@ func readEvalFile(path string, stdin io.Reader) (api.EvalRunRequest, error) {
 	case yaml.MappingNode:
 		var f evalFile
 		err = dec.Decode(&f)
-		req = api.EvalRunRequest{Name: f.Name, Cases: f.Cases, Concurrency: f.Concurrency}
+		req = api.EvalRunRequest{Name: f.Name, Cases: f.Cases, Concurrency: f.Concurrency, Stubs: f.Stubs}
 	default:
 		return api.EvalRunRequest{}, fmt.Errorf("the eval file %s is neither a list of cases nor a mapping of name and cases", where)
 	}
@@ -466,6 +484,8 @@ func describeFailure(r api.EvalCheckResult) string {
 		what = "maxSteps " + strconv.Itoa(c.MaxSteps)
 	case c.NoError:
 		what = "noError"
+	case c.Stub != "":
+		what = "stub " + c.Stub // a call of a stubbed tool no stub matched
 	default:
 		return orDash(r.Detail) // a scorer's verdict says whose it is
 	}

@@ -41,13 +41,17 @@ func newSessions() *cobra.Command {
 		asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:   "sessions",
-		Short: "List a running host's sessions, newest first",
+		Use:     "sessions",
+		Aliases: []string{"session"},
+		Short:   "List a running host's sessions, newest first (session export SESSION: a session as an eval case)",
 		Long: `sessions lists the sessions of the host at --url, newest first, one a line: its id,
 channel, events, when it was created, the tokens its model calls consumed (input,
 output, and cache reads and writes) and their cost (— when the model has no
 price), and the turn it is running, if any. --json prints {"sessions": […]} as the API
-answers it, each with its usage.`,
+answers it, each with its usage.
+
+  agent-sdk session export SESSION   writes an eval case that replays SESSION's model
+                                     answers and checks its tool calls (see --help)`,
 		Example: "  agent-sdk sessions --url http://127.0.0.1:3000/quickstart",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -90,6 +94,7 @@ answers it, each with its usage.`,
 	f.register(cmd)
 	cmd.Flags().IntVar(&limit, "limit", 50, "how many sessions at most")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for machines")
+	cmd.AddCommand(newSessionExport())
 	return cmd
 }
 

@@ -401,6 +401,9 @@ func (v *view) result(p *api.ActionResult) {
 		icon, style, previewStyle = "✗ ", styleRed, styleRed
 	}
 	segs := []seg{{style, icon}, {styleBold, clean(p.Tool)}, {styleDim, " " + duration(p.DurationMs)}}
+	if p.Stubbed {
+		segs = append(segs, seg{styleDim, " (stubbed)"}) // an eval's stub answered: the tool did not run
+	}
 	if preview := clean(jsonPreview(p.Result)); preview != "" {
 		segs = append(segs, seg{previewStyle, " " + fit(preview, resultPreview)})
 	}

@@ -366,7 +366,7 @@
         const prog = c.el.querySelector(':scope > .call-progress');
         if (prog) prog.remove();
         part(c, 'call-result').replaceChildren(
-          h('div', { class: d.isError ? 'fail' : 'pass' }, d.isError ? 'isError: true' : 'isError: false', ' · ', h('span', { class: 'duration' }, d.durationMs + ' ms'), d.direct ? ' · direct' : '', e.turnId ? [' · turn ', h('code', {}, e.turnId)] : null),
+          h('div', { class: d.isError ? 'fail' : 'pass' }, d.isError ? 'isError: true' : 'isError: false', ' · ', h('span', { class: 'duration' }, d.durationMs + ' ms'), d.direct ? ' · direct' : '', d.stubbed ? ' · stubbed (an eval stub answered; the tool did not run)' : '', e.turnId ? [' · turn ', h('code', {}, e.turnId)] : null),
           h('pre', {}, pretty(d.result)));
         part(c, 'call-result').classList.toggle('is-error', !!d.isError);
       },
@@ -733,12 +733,13 @@
   const pct = x => Math.round((x || 0) * 100) + '%';
   const caseName = c => (c.case && c.case.name) || 'case-' + c.index;
   function checkText(k) {
-    if (k.called) return 'called ' + k.called + (k.args ? ' with ' + JSON.stringify(k.args) : '');
+    if (k.called) return 'called ' + k.called + (k.args ? ' with ' + JSON.stringify(k.args) : '') + (k.result !== undefined ? ' returning ' + JSON.stringify(k.result) : '');
     if (k.notCalled) return 'did not call ' + k.notCalled;
     if (k.contains) return 'answer contains ' + JSON.stringify(k.contains);
     if (k.matches) return 'answer matches /' + k.matches + '/';
     if (k.maxSteps) return 'at most ' + k.maxSteps + ' steps';
     if (k.noError) return 'no error';
+    if (k.stub) return 'every call of ' + k.stub + ' matched a stub';
     return JSON.stringify(k);
   }
   const passMark = c => h('span', { class: c.pass ? 'pass' : 'fail' }, c.pass ? '✓ pass' : '✗ fail');
