@@ -124,6 +124,11 @@ func (h *Host) loop(ctx context.Context, sess api.Session, turnID string) (int, 
 		span.SetAttributes(attribute.String("session.tag."+k, v))
 	}
 	cfg := h.turnConfig(h.modelTools(), sess.ID)
+	if m != h.opts.Model && cfg.Context.Summarizer == nil {
+		// A session's hooked model (an eval's replayed answers) answers
+		// its turns, not its summaries: those are the host's model's.
+		cfg.Context.Summarizer = h.opts.Model
+	}
 	cfg.Model = m
 	return turnloop.Run(ctx, cfg, turnEnv{h, sess, turnID, raised, &stubbedCalls{}}, hist)
 }
