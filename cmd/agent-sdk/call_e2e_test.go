@@ -80,11 +80,14 @@ func TestCallParkedSaysAtOnce(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("call after approval: %v\n%s", err, stdout.String())
 	}
+	// An approved call prints the outcome a call that ran prints.
 	var out struct {
-		Status string            `json:"status"`
-		Result map[string]string `json:"result"`
+		OK       bool              `json:"ok"`
+		ToolName string            `json:"toolName"`
+		CallID   string            `json:"callId"`
+		Result   map[string]string `json:"result"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || out.Status != "approved" || out.Result["promoted"] != "api" || out.Result["to"] != "production" {
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || !out.OK || out.ToolName != "promote" || out.CallID != id || out.Result["promoted"] != "api" || out.Result["to"] != "production" {
 		t.Errorf("call's outcome: %v\n%s", err, stdout.String())
 	}
 }
