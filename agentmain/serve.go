@@ -57,9 +57,22 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 	f.Register(fs, filepath.Base(cwd))
 	state := fs.String("state", stateDefault, "state directory")
 	configPath := fs.String("config", filepath.Join("agent", "agent.yaml"), "agent configuration file")
+	listenFD := fs.Int("listen-fd", 0, "serve on this inherited listening socket (agent-sdk serve --watch)")
+	readyFD := fs.Int("ready-fd", 0, "write a line to this inherited pipe once serving (agent-sdk serve --watch)")
+	parentFD := fs.Int("parent-fd", 0, "drain and exit when this inherited pipe closes (agent-sdk serve --watch)")
+	for _, name := range []string{"listen-fd", "ready-fd", "parent-fd"} {
+		fs.MarkHidden(name)
+	}
 	if err := fs.Parse(args); err != nil {
 		return command.ExitRefused
 	}
+	ho, err := openHandover(*listenFD, *readyFD, *parentFD)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitRefused
+	}
+	ctx, stopOrphan := ho.orphaned(ctx)
+	defer stopOrphan()
 	logger, err := newLogger(f.LogFormat, stdio)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
@@ -147,8 +160,10 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		HeaderTimeout: noLimit(f.HeaderTimeout),
 		IdleTimeout:   noLimit(f.IdleTimeout),
 		MaxConns:      noLimit(f.MaxConns),
+		Listener:      ho.listener,
 		OnListen: func(a net.Addr) {
 			fmt.Fprintf(stdio.Err, "serving %s at http://%s/%s/v1 (tools: %s; MCP: http://%s/%s/mcp)\n", f.Slug, a, f.Slug, strings.Join(set.Names(), ", "), a, f.Slug)
+			ho.serving()
 		},
 	})
 	if err != nil {

@@ -55,6 +55,10 @@ type ListenOptions struct {
 	// closed; when every connection has a request in progress, the new one
 	// is answered 503 over_capacity with Connection: close.
 	MaxConns int
+	// Listener, if set, is served instead of listening on addr: a socket
+	// handed over by a parent process (agent-sdk serve --watch keeps the
+	// port while it swaps hosts). Shutdown closes it.
+	Listener net.Listener
 }
 
 // ListenAndServe serves handler on addr until ctx is done, then stops
@@ -74,9 +78,12 @@ func ListenAndServe(ctx context.Context, addr string, handler http.Handler, opts
 	o.HeaderTimeout = orDefault(o.HeaderTimeout, HeaderTimeoutDefault)
 	o.IdleTimeout = orDefault(o.IdleTimeout, IdleTimeoutDefault)
 	o.MaxConns = orDefault(o.MaxConns, MaxConnsDefault)
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", addr, err)
+	ln := o.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return fmt.Errorf("listening on %s: %w", addr, err)
+		}
 	}
 	srv := &http.Server{
 		Handler: handler,

@@ -296,7 +296,10 @@ func startServerEnv(t *testing.T, dir string, env []string, args ...string) *ser
 			s.stderr.WriteString(sc.Text() + "\n")
 			s.mu.Unlock()
 			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[2]
+				select { // the first; serve --watch says it again each swap
+				case found <- m[2]:
+				default:
+				}
 			}
 		}
 	}()
@@ -334,7 +337,7 @@ func (s *server) request(t *testing.T, method, path, token, body string) (int, m
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\nthe server's log:\n%s", err, s.logs())
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)

@@ -1,17 +1,20 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentsdk/agentsdk/internal/build"
 	"github.com/agentsdk/agentsdk/internal/serveflags"
 )
 
 func newServe() *cobra.Command {
 	var (
-		f  agentFlags
-		sf serveflags.Serve
+		f     agentFlags
+		sf    serveflags.Serve
+		watch bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -35,8 +38,16 @@ URL — then the PostgreSQL driver is built into the agent.
 Every endpoint but /healthz and /readyz needs "Authorization: Bearer <token>". The token is
 --token, else $AGENT_SDK_TOKEN, else the one generated on first start and
 stored in <state>/token (mode 0600). SIGINT or SIGTERM stops the server after
-in-flight calls finish.`,
+in-flight calls finish.
+
+With --watch, this process stays, holds the listening socket and runs the
+host as its child: when a Go file of the module or a file under agent/
+changes, it rebuilds the agent, starts the new build on the same socket and,
+once that serves, lets the old host drain (as on SIGTERM). Sessions, parked
+approvals and schedules are in the store, so none is lost. A failed build is
+printed and the running host keeps serving the last build.`,
 		Example: `  agent-sdk serve --dir examples/quickstart
+  agent-sdk serve --dir . --watch                      # rebuild and swap the host as you edit
   agent-sdk serve --dir . --addr 127.0.0.1:8080 --slug myagent`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -50,11 +61,22 @@ in-flight calls finish.`,
 				argv = append(argv, "--slug", agent.Slug())
 			}
 			argv = append(argv, serveflags.Args(cmd.Flags())...)
-			return execAgent(agent, res.Binary, argv...)
+			if !watch {
+				return execAgent(agent, res.Binary, argv...)
+			}
+			w := &watcher{argv: argv, out: cmd.ErrOrStderr(), skip: []string{state}, build: func(context.Context) (*build.Agent, *build.Result, error) {
+				agent, res, _, err := f.buildAgent(cmd)
+				return agent, res, err
+			}}
+			if sf.Record != "" {
+				w.skip = append(w.skip, sf.Record)
+			}
+			return w.run(cmd.Context(), sf.Addr, agent, res)
 		},
 	}
 	f.register(cmd)
 	sf.Register(cmd.Flags(), "")
+	cmd.Flags().BoolVar(&watch, "watch", false, "rebuild the agent when its files change and swap the host on the same port; a failed build keeps the running host")
 	return cmd
 }
 

@@ -231,12 +231,22 @@ func (a *Agent) DefinesAny(d string) bool {
 	return false
 }
 
+// parseProblem is a problem that is a file's syntax error.
+var parseProblem = regexp.MustCompile(`^\S+\.go:\d+:\d+: `)
+
 // ToolFileError lists the files that break the one-tool-per-file rule.
 type ToolFileError struct {
 	Problems []string
 }
 
 func (e *ToolFileError) Error() string {
+	parse := true
+	for _, p := range e.Problems {
+		parse = parse && parseProblem.MatchString(p)
+	}
+	if parse { // no rule broken that can be told yet
+		return "the agent's files do not parse:\n  " + strings.Join(e.Problems, "\n  ")
+	}
 	return "each file in agent/tools (agent/channels, agent/schedules) must define exactly one tool (channel, schedule), and only there:\n  " + strings.Join(e.Problems, "\n  ")
 }
 
@@ -266,7 +276,7 @@ func (d definer) checkFile(path, rel string) string {
 	name := strings.TrimSuffix(filepath.Base(path), ".go")
 	lines, err := d.definitions(path)
 	if err != nil {
-		return err.Error()
+		return rel + strings.TrimPrefix(err.Error(), path) // file:line:col: as go build says it
 	}
 	if !validFileTool.MatchString(name) {
 		return fmt.Sprintf("%s: %q is not a valid %s name (use letters, digits, '_' or '-', at most 64)", rel, name, d.what)

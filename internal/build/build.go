@@ -423,19 +423,13 @@ func hashTree(h io.Writer, root string) error {
 		if err != nil {
 			return err
 		}
-		name := d.Name()
 		if d.IsDir() {
-			if path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "node_modules") {
+			if skipDir(root, path, d.Name()) {
 				return filepath.SkipDir
-			}
-			if path != root {
-				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
-					return filepath.SkipDir
-				}
 			}
 			return nil
 		}
-		if (strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go")) || name == "go.mod" || name == "go.sum" || name == "go.work" {
+		if isBuildInput(d.Name()) {
 			files = append(files, path)
 		}
 		return nil
@@ -457,6 +451,26 @@ func hashTree(h io.Writer, root string) error {
 		}
 	}
 	return hashEmbedded(h, embeds)
+}
+
+// skipDir reports whether the directory at path, below root, holds no
+// build inputs of root's module: hidden, "_" and testdata directories,
+// node_modules, and nested modules.
+func skipDir(root, path, name string) bool {
+	if path == root {
+		return false
+	}
+	if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "node_modules" {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(path, "go.mod"))
+	return err == nil
+}
+
+// isBuildInput reports whether a file of this name is an input of the
+// build: a Go source other than a test, go.mod, go.sum or go.work.
+func isBuildInput(name string) bool {
+	return (strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go")) || name == "go.mod" || name == "go.sum" || name == "go.work"
 }
 
 // hashEmbedded adds the other files under the directories of packages
