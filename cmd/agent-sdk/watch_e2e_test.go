@@ -100,7 +100,9 @@ func TestServeWatch(t *testing.T) {
 	before := strings.Count(s.logs(), "the new host serves")
 	write("version_test.go", "package tools\n")
 	write("version.go", strings.Replace(versionTool, "VERSION", "v2", 1)) // fixed again: the v2 binary, cached
-	watchWait(t, s, func() bool { return strings.Count(s.logs(), "rebuilding") >= 3 && strings.Contains(s.logs(), "binary is the same") })
+	watchWait(t, s, func() bool {
+		return strings.Count(s.logs(), "rebuilding") >= 3 && strings.Contains(s.logs(), "binary is the same")
+	})
 	if n := strings.Count(s.logs(), "the new host serves"); n != before {
 		t.Errorf("a swap with the binary unchanged:\n%s", s.logs())
 	}
