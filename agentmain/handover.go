@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"syscall"
+	"time"
+
+	"github.com/agentsdk/agentsdk/host"
 )
 
 // handover is what a parent process hands a host it starts: agent-sdk
@@ -70,4 +74,28 @@ func (h *handover) orphaned(ctx context.Context) (context.Context, context.Cance
 		}()
 	}
 	return ctx, cancel
+}
+
+// handedOver reports whether the host serves a socket handed over by
+// serve --watch.
+func (h *handover) handedOver() bool { return h.listener != nil }
+
+// finishTurns waits, once a handed-over host has stopped serving (the new
+// build serves on the socket), for the turns it runs to end or park, up
+// to timeout: an edit should not interrupt a turn. What still runs then
+// is interrupted by closing the host (turn.failed, interrupted).
+func finishTurns(h *host.Host, timeout time.Duration, logger *slog.Logger) {
+	running := h.RunningTurns()
+	if len(running) == 0 {
+		return
+	}
+	logger.Info("waiting for the running turns to end before exiting: the new build serves", "turns", len(running), "timeout", timeout)
+	deadline := time.Now().Add(timeout)
+	for len(running) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		running = h.RunningTurns()
+	}
+	if len(running) > 0 {
+		logger.Warn("interrupting the turns still running", "sessions", running)
+	}
 }

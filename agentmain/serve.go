@@ -170,6 +170,9 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitFailure
 	}
+	if ho.handedOver() {
+		finishTurns(h, f.DrainTimeout, logger)
+	}
 	return command.ExitOK
 }
 

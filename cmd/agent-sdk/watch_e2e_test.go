@@ -3,12 +3,15 @@ package main_test
 import (
 	"encoding/json"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentsdk/agentsdk/internal/fakemodel"
 )
 
 // versionTool answers with its version: the test edits it.
@@ -25,10 +28,38 @@ var _ = tool.Define(tool.Config{Description: "Say which build answers."}, func(c
 })
 `
 
+// holdTool runs until the file "release" is in the state directory.
+const holdTool = `package tools
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentsdk/agentsdk/tool"
+)
+
+var _ = tool.Define(tool.Config{Description: "Hold until released."}, func(ctx context.Context, call *tool.Call, in struct{}) (any, error) {
+	os.WriteFile(filepath.Join(call.StateRoot, "held"), []byte(call.ID), 0o644)
+	for {
+		if _, err := os.Stat(filepath.Join(call.StateRoot, "release")); err == nil {
+			return "released", nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+})
+`
+
 // serve --watch: an edit of a tool while a session exists and a call is
 // parked swaps in a host of the new build on the same port; the session
 // and the parked call are there, and the new host runs the call once it
-// is approved. A broken edit is reported and the host keeps serving the
+// is approved; a model turn running on the old host finishes there
+// (its events reach a stream on the new host). A broken edit is reported and the host keeps serving the
 // last build; a change that leaves the binary the same swaps nothing,
 // unless it is of a file the host reads (agent.yaml).
 // SIGTERM stops the watcher and its host.
@@ -46,20 +77,44 @@ func TestServeWatch(t *testing.T) {
 	}
 	write("promote.go", gatedTools["promote.go"])
 	write("version.go", strings.Replace(versionTool, "VERSION", "v1", 1))
-	s := startServer(t, dir, "--watch", "--approval-wait", "0", "--drain-timeout", "5s")
+	write("hold.go", holdTool)
+	if err := os.WriteFile(filepath.Join(dir, "agent", "agent.yaml"), []byte("model:\n  provider: anthropic\n  name: fake\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake := fakemodel.New(
+		fakemodel.Reply{Calls: []fakemodel.Call{{ID: "m1", Name: "hold", Input: `{}`}}},
+		fakemodel.Reply{Text: []string{"Held, then released."}},
+	)
+	defer fake.Close()
+	env := []string{"ANTHROPIC_BASE_URL=" + fake.AnthropicURL(), "ANTHROPIC_API_KEY=k"}
+	s := startServerEnv(t, dir, env, "--watch", "--approval-wait", "0", "--drain-timeout", "60s")
+	state := filepath.Join(dir, ".agent-sdk")
+	// version calls the tool. A POST that meets a keep-alive connection as
+	// the old host closes it fails (EOF), as in any graceful restart, and
+	// is not retried by Go's client (it would be with an Idempotency-Key):
+	// that is "", like a host that does not answer.
 	version := func() string {
-		status, v, _ := s.request(t, "POST", "/tools/version", s.token, `{"input":{}}`)
-		if status != 200 {
+		req, _ := http.NewRequest("POST", s.base+"/tools/version", strings.NewReader(`{"input":{}}`))
+		req.Header.Set("Authorization", "Bearer "+s.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
 			return ""
 		}
-		r, _ := v["result"].(string)
-		return r
+		defer resp.Body.Close()
+		var v struct {
+			Result string `json:"result"`
+		}
+		if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&v) != nil {
+			return ""
+		}
+		return v.Result
 	}
 	if got := version(); got != "v1" {
 		t.Fatalf("version before the edit: %q\n%s", got, s.logs())
 	}
-	_, v, _ := s.request(t, "POST", "/session", s.token, `{}`)
+	_, v, _ := s.request(t, "POST", "/session", s.token, `{"message":"hold on"}`)
 	sess, _ := v["sessionId"].(string)
+	watchWait(t, s, func() bool { _, err := os.Stat(filepath.Join(state, "held")); return err == nil }) // the turn runs on the first host
 	status, v, _ := s.request(t, "POST", "/tools/promote", s.token, `{"input":{"service":"api","environment":"production"}}`)
 	parked, _ := v["callId"].(string)
 	if status != 202 || parked == "" {
@@ -81,6 +136,18 @@ func TestServeWatch(t *testing.T) {
 		t.Fatalf("the parked call after the swap: %v", v)
 	}
 
+	// The turn the old host runs is not interrupted: it finishes there.
+	if err := os.WriteFile(filepath.Join(state, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, s, sess, func(kind, data string) bool { return kind == "turn.completed" || kind == "turn.failed" })
+	if kinds := storedKinds(t, s, sess); kinds[len(kinds)-1] != "turn.completed" {
+		t.Fatalf("the turn across the swap: %v\n%s", kinds, s.logs())
+	}
+	if !strings.Contains(s.logs(), "waiting for the running turns to end before exiting") {
+		t.Errorf("the old host did not say it waits for its turn:\n%s", s.logs())
+	}
+
 	// A broken edit: the build error, and the last build keeps answering.
 	write("version.go", strings.Replace(versionTool, `"VERSION", nil`, `"v3" nil`, 1))
 	watchWait(t, s, func() bool { return strings.Contains(s.logs(), "the running host keeps serving the last build") })
@@ -94,7 +161,7 @@ func TestServeWatch(t *testing.T) {
 	if status, v, _ := s.request(t, "POST", "/approvals/"+parked, s.token, `{"approved":true}`); status != 200 {
 		t.Fatalf("approving after the swap: %d %v", status, v)
 	}
-	waitFile(t, filepath.Join(dir, ".agent-sdk", "promote-runs"), 1)
+	waitFile(t, filepath.Join(state, "promote-runs"), 1)
 
 	// A test file changes nothing the host runs.
 	before := strings.Count(s.logs(), "the new host serves")
@@ -133,9 +200,9 @@ func TestServeWatch(t *testing.T) {
 // time.
 func watchWait(t *testing.T, s *server, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Minute); !cond(); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(watchTimeout); !cond(); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("not within 5 minutes:\n%s", s.logs())
+			t.Fatalf("not within %s:\n%s", watchTimeout, s.logs())
 		}
 	}
 }
@@ -144,3 +211,7 @@ func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// watchTimeout bounds each wait of TestServeWatch: a build's time on a
+// loaded machine.
+var watchTimeout = 5 * time.Minute

@@ -86,7 +86,7 @@ func Open(ctx context.Context, path string) (store.Store, error) {
 		read.Close()
 		return nil, err
 	}
-	return s, nil
+	return &liteStore{sqlStore: s.(sqlStore), poller: poller{db: read}}, nil
 }
 
 // uriPath escapes what a SQLite URI would read as syntax in a file name:
