@@ -206,6 +206,17 @@ var Routes = []Route{
 	{Name: "getEval", Permission: PermRead, Method: http.MethodGet, Path: "/evals/{id}", Summary: "An eval batch with each case's result, checks and session.",
 		Responses: []Response{{Status: http.StatusOK, Body: EvalBatchResponse{}}},
 		Errors:    []Code{CodeEvalNotFound, CodeNoJobs}},
+	{Name: "createKey", Permission: PermAdmin, Method: http.MethodPost, Path: "/keys", Summary: "Create an API key: its secret is in this answer only.",
+		About:     "The key is ask_<id>_<secret>, sent as Authorization: Bearer. The host keeps only the secret's SHA-256. Roles must be the host's (agent.yaml auth.roles and the defaults).",
+		Request:   CreateKeyRequest{},
+		Responses: []Response{{Status: http.StatusCreated, Body: KeyCreated{}}},
+		Errors:    []Code{CodeInvalidKey}},
+	{Name: "listKeys", Permission: PermAdmin, Method: http.MethodGet, Path: "/keys", Summary: "The API keys, oldest first, without their secrets.",
+		Responses: []Response{{Status: http.StatusOK, Body: KeyList{}}}},
+	{Name: "revokeKey", Permission: PermAdmin, Method: http.MethodPost, Path: "/keys/{id}/revoke", Summary: "Revoke an API key: every host refuses it (401) from the next request.",
+		About:     "Revoking a revoked key changes nothing and answers it as it stands.",
+		Responses: []Response{{Status: http.StatusOK, Body: KeyResponse{}}},
+		Errors:    []Code{CodeKeyNotFound}},
 }
 
 // Pattern returns the route's net/http pattern for an API under
