@@ -26,6 +26,7 @@ import (
 // role.
 type accessBundle struct {
 	url  string // http://127.0.0.1:port/agent/v1
+	srv  *serve.Server
 	h    *host.Host
 	st   store.Store
 	keys map[string]api.KeyCreated // by role, created with the token
@@ -34,7 +35,7 @@ type accessBundle struct {
 // deployerRoles are the roles the access tests add to the defaults.
 var deployerRoles = map[string][]api.Permission{"deployer": {api.PermRead, api.PermCall}}
 
-func setupAccess(t *testing.T) *accessBundle {
+func setupAccess(t testing.TB) *accessBundle {
 	t.Helper()
 	echo, _ := tool.New("echo", tool.Config{Description: "Echo."}, func(ctx context.Context, call *tool.Call, in struct{}) (any, error) { return "echoed", nil })
 	deploy, _ := tool.New("deploy", tool.Config{Description: "Deploy.", Callers: []string{"deployer"}},
@@ -63,7 +64,7 @@ func setupAccess(t *testing.T) *accessBundle {
 	}
 	ts := httptest.NewServer(srv)
 	t.Cleanup(func() { ts.Close(); h.Close(); st.Close() })
-	b := &accessBundle{url: ts.URL + "/agent/v1", h: h, st: st, keys: map[string]api.KeyCreated{}}
+	b := &accessBundle{url: ts.URL + "/agent/v1", srv: srv, h: h, st: st, keys: map[string]api.KeyCreated{}}
 	for _, role := range append(slices.Sorted(mapKeys(api.DefaultRoles)), "deployer") {
 		b.keys[role] = b.createKey(t, testToken, `{"name":"`+role+` key","roles":["`+role+`"]}`)
 	}
@@ -109,7 +110,7 @@ func (b *accessBundle) do(t *testing.T, method, path, token, body string) access
 	return a
 }
 
-func (b *accessBundle) createKey(t *testing.T, token, body string) api.KeyCreated {
+func (b *accessBundle) createKey(t testing.TB, token, body string) api.KeyCreated {
 	t.Helper()
 	req, _ := http.NewRequest("POST", b.url+"/keys", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
