@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/serve"
@@ -391,5 +393,45 @@ func TestKeysOverHTTP(t *testing.T) {
 	}
 	if len(ids) != 2 {
 		t.Errorf("one Idempotency-Key from two principals opened %d sessions, want 2", len(ids))
+	}
+}
+
+// Over MCP (the official SDK's client, both protocol versions, so both
+// the fast path and the SDK's), an API key calls as its principal: a reader
+// (no call permission) and an operator on a tool whose Callers exclude it
+// get an isError result naming what is missing; a deployer and an
+// operator on a tool open to all are answered; a revoked key is refused.
+func TestMCPWithKeys(t *testing.T) {
+	b := setupAccess(t)
+	mb := &mcpBundle{url: strings.TrimSuffix(b.url, "/v1") + "/mcp"}
+	for _, version := range mcpVersions {
+		for _, c := range []struct {
+			role, tool, want string
+			isError          bool
+		}{
+			{"reader", "echo", "permission call", true},
+			{"operator", "deploy", "deployer", true},
+			{"operator", "echo", "echoed", false},
+			{"deployer", "deploy", "deployed", false},
+		} {
+			s, err := mb.connect(t, b.keys[c.role].Secret, version)
+			if err != nil {
+				t.Fatalf("%s connecting (%s): %v", c.role, version, err)
+			}
+			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatalf("%s calling %s (%s): %v", c.role, c.tool, version, err)
+			}
+			if got := text(t, res); res.IsError != c.isError || !strings.Contains(got, c.want) {
+				t.Errorf("%s calling %s (%s): isError %v %q, want %v containing %q", c.role, c.tool, version, res.IsError, got, c.isError, c.want)
+			}
+		}
+	}
+	k := b.createKey(t, testToken, `{"name":"brief","roles":["operator"]}`)
+	if got := b.do(t, "POST", "/keys/"+k.Key.ID+"/revoke", testToken, ""); got.status != 200 {
+		t.Fatal(got.msg)
+	}
+	if _, err := mb.connect(t, k.Secret, ""); err == nil {
+		t.Error("a revoked key connected over MCP")
 	}
 }
