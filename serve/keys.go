@@ -109,9 +109,9 @@ func (s *Server) keyPrincipal(ctx context.Context, h http.Header) (p Principal, 
 	return Principal{ID: "key:" + k.ID, Name: k.Name, Roles: k.Roles, perms: s.roles.of(k.Roles)}, true, nil
 }
 
-// ParseExpiry reads a key's lifetime: a number of days ("90d") or a Go
+// parseExpiry reads a key's lifetime: a number of days ("90d") or a Go
 // duration ("720h"); it must be positive.
-func ParseExpiry(s string) (time.Duration, error) {
+func parseExpiry(s string) (time.Duration, error) {
 	var d time.Duration
 	var err error
 	if days, ok := strings.CutSuffix(s, "d"); ok {
@@ -159,7 +159,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	k := api.Key{Name: req.Name, Roles: dedupe(req.Roles), CreatedAt: now}
 	if req.ExpiresIn != "" {
-		d, err := ParseExpiry(req.ExpiresIn)
+		d, err := parseExpiry(req.ExpiresIn)
 		if err != nil {
 			writeError(w, api.Errorf(api.CodeInvalidKey, "%v", err))
 			return
