@@ -18,8 +18,10 @@ import (
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/internal/pgtest"
 	"github.com/agentsdk/agentsdk/serve"
 	"github.com/agentsdk/agentsdk/store"
+	"github.com/agentsdk/agentsdk/store/postgres"
 	"github.com/agentsdk/agentsdk/store/sqlite"
 	"github.com/agentsdk/agentsdk/tool"
 )
@@ -39,6 +41,13 @@ var deployerRoles = map[string][]api.Permission{"deployer": {api.PermRead, api.P
 
 func setupAccess(t testing.TB) *accessBundle {
 	t.Helper()
+	return setupAccessOn(t, nil, nil)
+}
+
+// setupAccessOn is setupAccess on st (nil: a new SQLite file), with the
+// host options opts changes.
+func setupAccessOn(t testing.TB, st store.Store, opts func(*host.Options)) *accessBundle {
+	t.Helper()
 	echo, _ := tool.New("echo", tool.Config{Description: "Echo."}, func(ctx context.Context, call *tool.Call, in struct{}) (any, error) { return "echoed", nil })
 	deploy, _ := tool.New("deploy", tool.Config{Description: "Deploy.", Callers: []string{"deployer"}},
 		func(ctx context.Context, call *tool.Call, in struct{}) (any, error) { return "deployed", nil })
@@ -49,11 +58,16 @@ func setupAccess(t testing.TB) *accessBundle {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "agent.db"))
-	if err != nil {
-		t.Fatal(err)
+	if st == nil {
+		if st, err = sqlite.Open(context.Background(), filepath.Join(dir, "agent.db")); err != nil {
+			t.Fatal(err)
+		}
 	}
-	h, err := host.New(set, &host.Options{StateRoot: dir, Store: st})
+	o := &host.Options{StateRoot: dir, Store: st}
+	if opts != nil {
+		opts(o)
+	}
+	h, err := host.New(set, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +85,45 @@ func setupAccess(t testing.TB) *accessBundle {
 		b.keys[role] = b.createKey(t, testToken, `{"name":"`+role+` key","roles":["`+role+`"]}`)
 	}
 	return b
+}
+
+// A key revoked through one host is refused by another on the same
+// PostgreSQL from its next request: nothing is cached.
+func TestKeyRevokedOnEveryHost(t *testing.T) {
+	url := pgtest.Schema(t)
+	open := func() store.Store {
+		st, err := postgres.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	a := setupAccessOn(t, open(), nil)
+	b := setupAccessOn(t, open(), nil)
+	k := a.keys["operator"]
+	if got := b.do(t, "GET", "/sessions", k.Secret, ""); got.status != 200 {
+		t.Fatalf("host B with host A's key: %d %s", got.status, got.msg)
+	}
+	if got := a.do(t, "POST", "/keys/"+k.Key.ID+"/revoke", testToken, ""); got.status != 200 {
+		t.Fatal(got.msg)
+	}
+	if got := b.do(t, "GET", "/sessions", k.Secret, ""); got.status != 401 {
+		t.Errorf("host B right after host A revoked the key: %d, want 401", got.status)
+	}
+}
+
+// Quotas count per principal: at --max-sessions 1, each principal opens
+// its one session, and its second is 429.
+func TestQuotaPerPrincipal(t *testing.T) {
+	b := setupAccessOn(t, nil, func(o *host.Options) { o.MaxSessions = 1 })
+	for _, who := range []string{b.keys["operator"].Secret, b.keys["admin"].Secret, testToken} {
+		if got := b.do(t, "POST", "/session", who, `{}`); got.status != 201 {
+			t.Errorf("a principal's first session: %d %s", got.status, got.msg)
+		}
+	}
+	if got := b.do(t, "POST", "/session", b.keys["operator"].Secret, `{}`); got.status != 429 || got.code != "quota_exceeded" {
+		t.Errorf("the operator's second session: %d %s", got.status, got.code)
+	}
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
