@@ -1,7 +1,8 @@
 // Package serve puts a [host.Host] on HTTP: the API of package api (direct
 // tool calls, sessions and their event streams, approvals, artifacts and
 // the OpenAPI document), and the server tools over MCP at /<slug>/mcp,
-// behind a bearer token, with request logs. [Server]
+// behind a bearer token or API keys with roles ([Principal],
+// [Options.Roles]), with request logs. [Server]
 // is the http.Handler; [ListenAndServe] runs it and drains in-flight calls
 // on shutdown. It opens no database: the host is given its store. The
 // agent binaries agent-sdk builds run it through package agentmain.
@@ -375,9 +376,11 @@ func (r *recorder) WriteHeader(code int) {
 
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// admit lets a request through to the mux, or answers it: 401 without
-// the token or the playground's cookie (before anything else, and without
-// reading the body; 403 for the cookie without its CSRF token), 413 for
+// admit lets a request through to the mux, as the principal it acts for
+// (an API key's holder rides the returned request's context), or answers
+// it: 401 without the token, a usable API key or the playground's cookie
+// (before anything else, and without reading the body; 403 for the
+// cookie without its CSRF token), 413 for
 // a declared length over the limit (without reading the body either), and
 // else reads the body whole within the body timeout (413, 408 or 400 when
 // it cannot), so that no handler ever waits for a client. A route admitted
@@ -388,6 +391,8 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*http.Request, b
 	unauth := s.isPublic(r)
 	if !unauth && !s.authorized(r) && !s.runnerAuthorized(r) {
 		switch p, isKey, err := s.keyPrincipal(r.Context(), r.Header); {
+		case errors.Is(err, errBadKey) && s.verifiedRoute(r):
+			unauth = true // a channel route's own verifier decides
 		case err != nil:
 			if errors.Is(err, errBadKey) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="agent-sdk", error="invalid_token"`)
