@@ -1,10 +1,14 @@
 package serve_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/agentsdk/agentsdk/internal/pgtest"
+	"github.com/agentsdk/agentsdk/store/postgres"
 )
 
 // BenchmarkAuth measures what checking a credential costs per request, in
@@ -15,8 +19,19 @@ import (
 // most once a minute). The ratio key/token is the figure to watch.
 //
 //	go test ./serve -run '^$' -bench BenchmarkAuth -benchtime 2000x
-func BenchmarkAuth(b *testing.B) {
-	bundle := setupAccess(b)
+func BenchmarkAuth(b *testing.B) { benchmarkAuth(b, setupAccess(b)) }
+
+// BenchmarkAuthPostgres is BenchmarkAuth with the host on PostgreSQL
+// (TEST_DATABASE_URL), where a key's lookup is a round trip.
+func BenchmarkAuthPostgres(b *testing.B) {
+	st, err := postgres.Open(context.Background(), pgtest.Schema(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchmarkAuth(b, setupAccessOn(b, st, nil))
+}
+
+func benchmarkAuth(b *testing.B, bundle *accessBundle) {
 	for _, route := range []struct{ name, method, path, body string }{
 		{"call", "POST", "/tools/echo", `{"input":{}}`},
 		{"tools", "GET", "/tools", ""},
