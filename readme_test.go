@@ -60,7 +60,7 @@ func failureTable() string {
 
 func routeTable() string {
 	var b strings.Builder
-	b.WriteString("| request | body | answer | what |\n| --- | --- | --- | --- |\n")
+	b.WriteString("| request | permission | body | answer | what |\n| --- | --- | --- | --- | --- |\n")
 	for _, r := range api.Routes {
 		path := r.FullPath("<slug>")
 		sep := "?"
@@ -85,7 +85,11 @@ func routeTable() string {
 			}
 			answers = append(answers, a)
 		}
-		fmt.Fprintf(&b, "| `%s %s` | %s | %s | %s |\n", r.Method, strings.ReplaceAll(path, "|", `\|`), req, strings.Join(answers, "; "), r.Summary)
+		perm := "none"
+		if r.Permission != "" {
+			perm = "`" + string(r.Permission) + "`"
+		}
+		fmt.Fprintf(&b, "| `%s %s` | %s | %s | %s | %s |\n", r.Method, strings.ReplaceAll(path, "|", `\|`), perm, req, strings.Join(answers, "; "), r.Summary)
 	}
 	return b.String()
 }

@@ -75,6 +75,8 @@ type Config struct {
 	Limits Limits `yaml:"limits"`
 	// Compaction keeps model turns within the model's context window.
 	Compaction Compaction `yaml:"compaction"`
+	// Auth configures who may do what on the host: its roles.
+	Auth Auth `yaml:"auth"`
 }
 
 // Slack configures the built-in slack channel (Events API and
@@ -252,6 +254,9 @@ func Load(path string) (Config, error) {
 		return c, fmt.Errorf("reading %s: %w", path, err)
 	}
 	if err := c.Compaction.validate(); err != nil {
+		return c, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if err := c.Auth.validate(); err != nil {
 		return c, fmt.Errorf("reading %s: %w", path, err)
 	}
 	return c, nil

@@ -142,6 +142,11 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 	if bot != nil {
 		bot.Attach(ctx, h.Handle())
 	}
+	auth, err := agentconfig.Load(*configPath) // read by hostOptionsFor: it loads
+	if err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitRefused
+	}
 	wait := f.ApprovalWait
 	if wait == 0 {
 		wait = -1 // answer at once
@@ -149,7 +154,7 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 	srv, err := serve.New(h, &serve.Options{Slug: f.Slug, Token: secret, MaxBodyBytes: f.MaxBodyBytes, Logger: logger, ApprovalWait: wait,
 		BodyTimeout: noLimit(f.BodyTimeout), MaxStreams: noLimit(f.MaxStreams), StreamWriteTimeout: noLimit(f.StreamWriteTimeout), MaxOverrun: noLimit(f.MaxOverrun),
 		UnauthBodyTimeout: noLimit(f.UnauthBodyTimeout), MaxUnauthBodies: noLimit(f.MaxUnauthBodies), IdempotencyTTL: f.IdempotencyTTL, MCPOrigins: append(splitList(f.MCPOrigins), originOf(f.PublicURL)...),
-		Evals: ev})
+		Roles: auth.Auth.Permissions(), Evals: ev})
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused

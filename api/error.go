@@ -62,6 +62,9 @@ const (
 	CodeNoJobs           Code = "no_jobs"
 	CodeEvalNotFound     Code = "eval_not_found"
 	CodeInvalidEval      Code = "invalid_eval"
+
+	CodeKeyNotFound Code = "key_not_found"
+	CodeInvalidKey  Code = "invalid_key"
 )
 
 type codeInfo struct {
@@ -71,7 +74,7 @@ type codeInfo struct {
 
 // codes is the one table of codes, statuses and meanings.
 var codes = map[Code]codeInfo{
-	CodeUnauthorized:     {http.StatusUnauthorized, "missing or wrong bearer token"},
+	CodeUnauthorized:     {http.StatusUnauthorized, "missing or wrong bearer token, or an API key that is unknown, revoked or expired"},
 	CodeNotFound:         {http.StatusNotFound, "no such endpoint"},
 	CodeMethodNotAllowed: {http.StatusMethodNotAllowed, "the endpoint exists for other methods (see Allow)"},
 	CodeBadRequest:       {http.StatusBadRequest, "the request body could not be read"},
@@ -102,7 +105,7 @@ var codes = map[Code]codeInfo{
 	CodeRequestTimeout: {http.StatusRequestTimeout, "the request body did not arrive within the host's body timeout"},
 	CodeOverCapacity:   {http.StatusServiceUnavailable, "the host is at its limit of connections, event streams or bodies read without its token; retry after Retry-After"},
 	CodeUnhealthy:      {http.StatusServiceUnavailable, "/healthz, /readyz: the host cannot reach its store or open a file in its state directory (the message says which); /readyz also while it shuts down"},
-	CodeForbidden:      {http.StatusForbidden, "the MCP endpoint refuses the request's Origin, or a non-loopback Host on a loopback connection; or a playground request changing state without its CSRF token"},
+	CodeForbidden:      {http.StatusForbidden, "the MCP endpoint refuses the request's Origin, or a non-loopback Host on a loopback connection; or a playground request changing state without its CSRF token; or the caller's roles lack the route's permission, or the tool's callers (the message names what is missing)"},
 
 	CodeToolBusy:      {http.StatusTooManyRequests, "the tool is running as many calls as it allows (MaxConcurrent, Exclusive) and none ended within its BusyWait; retry later"},
 	CodeToolOverrun:   {http.StatusServiceUnavailable, "the tool has as many handlers still running past their timeout as the host allows (--max-overrun); its direct calls are refused until one returns"},
@@ -116,6 +119,8 @@ var codes = map[Code]codeInfo{
 	CodeScheduleBusy:     {http.StatusConflict, "the schedule's previous run is still going and its overlap policy is skip"},
 	CodeEvalNotFound:     {http.StatusNotFound, "no eval batch has that id"},
 	CodeInvalidEval:      {http.StatusBadRequest, "an eval with no cases, a case with neither message nor conversation, or a check that is not exactly one kind (invalid lists each)"},
+	CodeKeyNotFound:      {http.StatusNotFound, "no API key has that id"},
+	CodeInvalidKey:       {http.StatusBadRequest, "a key request without a name, with an unknown role, or with an expiry that is not a positive duration (90d, 720h)"},
 	CodeNoJobs:           {http.StatusServiceUnavailable, "the host's store runs no durable jobs (the in-memory store): schedules, reminders and evals need SQLite or PostgreSQL"},
 }
 

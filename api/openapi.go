@@ -47,9 +47,11 @@ type (
 		Summary     string                `json:"summary,omitempty"`
 		Description string                `json:"description,omitempty"`
 		Security    []map[string][]string `json:"security,omitempty"`
-		Parameters  []parameter           `json:"parameters,omitempty"`
-		RequestBody *requestBody          `json:"requestBody,omitempty"`
-		Responses   map[string]*response  `json:"responses"`
+		// Permission is the route's (Route.Permission), as an extension.
+		Permission  Permission           `json:"x-permission,omitempty"`
+		Parameters  []parameter          `json:"parameters,omitempty"`
+		RequestBody *requestBody         `json:"requestBody,omitempty"`
+		Responses   map[string]*response `json:"responses"`
 	}
 	parameter struct {
 		Name        string `json:"name"`
@@ -154,7 +156,7 @@ func (d *document) add(path, method string, op *operation) error {
 func (c *components) operation(r Route, slug string) (string, string, *operation) {
 	_, pattern, _ := strings.Cut(r.Pattern(slug), " ")
 	path, params := pathParams(pattern)
-	op := &operation{OperationID: r.Name, Summary: r.Summary, Parameters: params}
+	op := &operation{OperationID: r.Name, Summary: r.Summary, Parameters: params, Permission: r.Permission}
 	if !r.Public {
 		op.Security = []map[string][]string{{bearerScheme: {}}}
 	}

@@ -136,3 +136,26 @@ func TestIdempotentRoutes(t *testing.T) {
 		t.Errorf("the OpenAPI document declares %s on %v, want %v", api.IdempotencyHeader, declared, want)
 	}
 }
+
+// Every route but the public ones declares a permission of the fixed set,
+// and the public ones none.
+func TestEveryRouteHasAPermission(t *testing.T) {
+	for _, r := range api.Routes {
+		switch {
+		case r.Public && r.Permission != "":
+			t.Errorf("public route %s declares permission %q", r.Name, r.Permission)
+		case !r.Public && !r.Permission.Valid():
+			t.Errorf("route %s declares permission %q, not one of %v", r.Name, r.Permission, api.Permissions)
+		}
+	}
+	for name, perms := range api.DefaultRoles {
+		if err := api.CheckRoleName(name); err != nil {
+			t.Error(err)
+		}
+		for _, p := range perms {
+			if !p.Valid() {
+				t.Errorf("default role %s has permission %q", name, p)
+			}
+		}
+	}
+}

@@ -352,7 +352,14 @@ func (h *Host) orphans(ctx context.Context) error {
 // List lists parked and decided calls with a status ("" for all),
 // oldest first, and the cursor of the next page.
 func (ap Approvals) List(ctx context.Context, status api.ApprovalStatus, p store.Page) ([]api.Approval, string, error) {
-	list, next, err := ap.h.log.ListApprovals(ctx, store.ListApprovalsParams{Status: status, Page: p})
+	return ap.ListBy(ctx, store.ListApprovalsParams{Status: status, Page: p})
+}
+
+// ListBy lists the parked and decided calls p selects (of one
+// principal's calls, when p.RequestedBy is set), oldest first, and the
+// cursor of the next page.
+func (ap Approvals) ListBy(ctx context.Context, p store.ListApprovalsParams) ([]api.Approval, string, error) {
+	list, next, err := ap.h.log.ListApprovals(ctx, p)
 	return list, next, storeError(err, nil)
 }
 

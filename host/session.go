@@ -142,6 +142,12 @@ func (h *Host) session(ctx context.Context, id string) (api.Session, error) {
 
 // List lists sessions, newest first, and the cursor of the next page.
 func (s Sessions) List(ctx context.Context, p store.Page) ([]api.Session, string, error) {
+	return s.ListBy(ctx, store.ListSessionsParams{Page: p})
+}
+
+// ListBy lists the sessions p selects (one principal's, when
+// p.Principal is set), newest first, and the cursor of the next page.
+func (s Sessions) ListBy(ctx context.Context, p store.ListSessionsParams) ([]api.Session, string, error) {
 	list, next, err := s.h.log.ListSessions(ctx, p)
 	if err == nil {
 		err = s.h.withUsage(ctx, list)

@@ -23,9 +23,9 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	by := principal
+	by := principalOf(r).ID
 	if b := strings.TrimSpace(req.By); b != "" {
-		by = principal + ":" + b // a label the token's holder vouches for
+		by += ":" + b // a label the principal vouches for
 	}
 	a, err := s.host.Approvals().Resolve(r.Context(), r.PathValue("callId"), host.Decision{
 		Approved: *req.Approved, Reason: req.Reason, By: by, SessionID: r.PathValue("id"),
@@ -48,7 +48,11 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 		writeError(w, api.Errorf(api.CodeBadQuery, "status must be pending, approved, denied, expired or cancelled"))
 		return
 	}
-	list, next, err := s.host.Approvals().List(r.Context(), status, store.Page{Limit: int(limit), Cursor: r.URL.Query().Get("cursor")})
+	p := store.ListApprovalsParams{Status: status, Page: store.Page{Limit: int(limit), Cursor: r.URL.Query().Get("cursor")}}
+	if pr := principalOf(r); !pr.Can(api.PermApprove) && !pr.Can(api.PermReadAll) {
+		p.RequestedBy = pr.ID // its own calls only
+	}
+	list, next, err := s.host.Approvals().ListBy(r.Context(), p)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -63,6 +67,9 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 // call once decided and run, or that it is still pending.
 func (s *Server) callStatus(w http.ResponseWriter, r *http.Request) {
 	a, err := s.host.Approvals().Get(r.Context(), r.PathValue("callId"))
+	if err == nil && !seesApproval(principalOf(r), a) {
+		err = api.Errorf(api.CodeApprovalNotFound, "%s: %s", api.ErrApprovalNotFound.Message, a.CallID) // as if there were none
+	}
 	if err != nil {
 		writeError(w, err)
 		return

@@ -50,7 +50,7 @@ func (s *Server) runEval(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	b, err := s.evals.Run(r.Context(), req, principal)
+	b, err := s.evals.Run(r.Context(), req, principalOf(r).ID)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -259,7 +259,7 @@ func newFuzzServer(tb testing.TB) *fuzzServer {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { h.Close() })
-	sess, _, err := h.Sessions().Create(context.Background(), host.SessionOptions{Principal: principal})
+	sess, _, err := h.Sessions().Create(context.Background(), host.SessionOptions{Principal: tokenPrincipalID})
 	if err != nil {
 		tb.Fatal(err)
 	}

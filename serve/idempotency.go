@@ -81,7 +81,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, next http.Ha
 	}
 	sum.Write(body)
 	keys := s.host.Idempotency()
-	p := store.BeginIdempotentParams{Scope: principal, Key: key, Hash: hex.EncodeToString(sum.Sum(nil)),
+	p := store.BeginIdempotentParams{Scope: principalOf(r).ID, Key: key, Hash: hex.EncodeToString(sum.Sum(nil)),
 		TTL: s.idempotencyTTL(), Lease: idempotencyLease}
 	deadline := time.Now().Add(idempotencyWait)
 	for {

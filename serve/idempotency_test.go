@@ -139,7 +139,7 @@ func TestIdempotentRetries(t *testing.T) {
 	if status != 201 || status2 != 201 || sess != sess2 {
 		t.Errorf("session retry: %d %s / %d %s", status, sess, status2, sess2)
 	}
-	if list, _, _ := b.st.ListSessions(context.Background(), store.Page{}); len(list) != 1 {
+	if list, _, _ := b.st.ListSessions(context.Background(), store.ListSessionsParams{}); len(list) != 1 {
 		t.Errorf("%d sessions after a retried create", len(list))
 	}
 

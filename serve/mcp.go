@@ -179,16 +179,22 @@ func (e *mcpEndpoint) call(ctx context.Context, name string, args json.RawMessag
 	if !e.tools[name] {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 	}
+	p, err := e.s.principalFor(ctx, header)
+	if err == nil {
+		err = e.s.mayCall(p, name)
+	}
+	if err != nil {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: api.AsError(err).Message}}, IsError: true}, nil
+	}
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
 	var out *api.Outcome
-	var err error
 	if sc, ok := e.s.bearerScope(header); ok {
 		out, err = e.s.host.CallInTurn(ctx, name, args, host.InTurn{SessionID: sc.Session, TurnID: sc.Turn, Token: sc.Token,
 			CallID: header.Get(CallIDRequestHeader), ModelCallID: header.Get(ModelCallIDRequestHeader), Progress: progress})
 	} else {
-		out, err = e.s.host.CallTool(ctx, name, args, &host.CallOptions{Wait: e.s.wait, Principal: principal, Progress: progress})
+		out, err = e.s.host.CallTool(ctx, name, args, &host.CallOptions{Wait: e.s.wait, Principal: p.ID, Progress: progress})
 	}
 	var pending *host.ApprovalPendingError
 	switch {

@@ -1,7 +1,8 @@
 // Package serve puts a [host.Host] on HTTP: the API of package api (direct
 // tool calls, sessions and their event streams, approvals, artifacts and
 // the OpenAPI document), and the server tools over MCP at /<slug>/mcp,
-// behind a bearer token, with request logs. [Server]
+// behind a bearer token or API keys with roles ([Principal],
+// [Options.Roles]), with request logs. [Server]
 // is the http.Handler; [ListenAndServe] runs it and drains in-flight calls
 // on shutdown. It opens no database: the host is given its store. The
 // agent binaries agent-sdk builds run it through package agentmain.
@@ -133,6 +134,11 @@ type Options struct {
 	// refused before a byte is read. Zero means MaxUnauthBodiesDefault,
 	// negative no limit.
 	MaxUnauthBodies int
+	// Roles are the host's roles, by name, over api.DefaultRoles (a role
+	// of the same name replaces the default): agent.yaml's auth.roles. An
+	// API key carries role names; a route needs its api.Route.Permission
+	// of them. Nil: the defaults.
+	Roles map[string][]api.Permission
 	// Evals runs the eval batches of the routes /v1/evals (package evals:
 	// evals.New on the same host). Nil: those routes answer no_jobs.
 	Evals Evals
@@ -144,6 +150,7 @@ type Server struct {
 	evals  Evals // Options.Evals, or noEvals
 	slug   string
 	token  []byte
+	roles  roleTable // Options.Roles over api.DefaultRoles
 	wait   time.Duration
 	logger *slog.Logger
 	mux    *http.ServeMux
@@ -170,10 +177,6 @@ type Server struct {
 	pg     *playground  // the web UI at /<slug>/ (playground.go)
 	direct *directRoute // the direct call's route, taken without the mux (directroute.go)
 }
-
-// principal is who the bearer token stands for. There is one token per
-// host today, so one principal.
-const principal = "bearer-token"
 
 // New returns the HTTP API for h.
 func New(h *host.Host, opts *Options) (*Server, error) {
@@ -211,6 +214,11 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 	s.maxStreams, s.public, s.verified = int64(o.MaxStreams), map[string][]string{}, map[string]bool{}
 	s.streamWrite = o.StreamWriteTimeout
 	s.evals = o.Evals
+	roles, err := newRoleTable(o.Roles)
+	if err != nil {
+		return nil, fmt.Errorf("creating server: %w", err)
+	}
+	s.roles = roles
 	if s.evals == nil {
 		s.evals = noEvals{}
 	}
@@ -228,6 +236,9 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 		}
 		if r.Idempotent {
 			fn = s.idempotently(fn)
+		}
+		if r.Permission != "" {
+			fn = s.permit(r, fn)
 		}
 		pattern := r.Pattern(o.Slug)
 		s.mux.Handle(pattern, fn)
@@ -293,6 +304,9 @@ func (s *Server) handlers() map[string]http.HandlerFunc {
 		"runEval":          s.runEval,
 		"listEvals":        s.listEvals,
 		"getEval":          s.getEval,
+		"createKey":        s.createKey,
+		"listKeys":         s.listKeys,
+		"revokeKey":        s.revokeKey,
 	}
 }
 
@@ -306,7 +320,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
 	rec.Header()["X-Content-Type-Options"] = nosniff
-	if s.admit(rec, r) {
+	if r2, ok := s.admit(rec, r); ok {
+		r = r2
 		if _, ok := s.direct.name(r); ok {
 			r.Pattern = s.direct.pattern
 			s.direct.handler(rec, r)
@@ -361,26 +376,41 @@ func (r *recorder) WriteHeader(code int) {
 
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// admit lets a request through to the mux, or answers it: 401 without
-// the token or the playground's cookie (before anything else, and without
-// reading the body; 403 for the cookie without its CSRF token), 413 for
+// admit lets a request through to the mux, as the principal it acts for
+// (an API key's holder rides the returned request's context), or answers
+// it: 401 without the token, a usable API key or the playground's cookie
+// (before anything else, and without reading the body; 403 for the
+// cookie without its CSRF token), 413 for
 // a declared length over the limit (without reading the body either), and
 // else reads the body whole within the body timeout (413, 408 or 400 when
 // it cannot), so that no handler ever waits for a client. A route admitted
 // without a credential (public, or a channel's with a verifier of its own)
 // has its body read under tighter limits ([Server.admitUnauth]). A refusal
 // closes the connection.
-func (s *Server) admit(w http.ResponseWriter, r *http.Request) bool {
+func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	unauth := s.isPublic(r)
 	if !unauth && !s.authorized(r) && !s.runnerAuthorized(r) {
-		if unauth = s.verifiedRoute(r); !unauth && !s.admitCookie(w, r) {
-			return false
+		switch p, isKey, err := s.keyPrincipal(r.Context(), r.Header); {
+		case errors.Is(err, errBadKey) && s.verifiedRoute(r):
+			unauth = true // a channel route's own verifier decides
+		case err != nil:
+			if errors.Is(err, errBadKey) {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="agent-sdk", error="invalid_token"`)
+			}
+			refuse(w, r, err, refusalGrace)
+			return r, false
+		case isKey:
+			r = withPrincipal(r, p)
+		default:
+			if unauth = s.verifiedRoute(r); !unauth && !s.admitCookie(w, r) {
+				return r, false
+			}
 		}
 	}
 	if unauth {
-		return s.admitUnauth(w, r)
+		return r, s.admitUnauth(w, r)
 	}
-	return s.admitBody(w, r, s.bearerBody)
+	return r, s.admitBody(w, r, s.bearerBody)
 }
 
 // admitCookie lets r, without a valid bearer token, through on the

@@ -19,7 +19,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	sess, turnID, err := s.host.Sessions().Create(r.Context(), host.SessionOptions{Channel: req.Channel, Message: req.Message, Principal: principal, Mode: req.Mode})
+	sess, turnID, err := s.host.Sessions().Create(r.Context(), host.SessionOptions{Channel: req.Channel, Message: req.Message, Principal: principalOf(r).ID, Mode: req.Mode})
 	if err != nil {
 		writeError(w, err)
 		return
@@ -60,7 +60,11 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	page, next, err := s.host.Sessions().List(r.Context(), store.Page{Limit: int(limit), Cursor: r.URL.Query().Get("cursor")})
+	p := store.ListSessionsParams{Page: store.Page{Limit: int(limit), Cursor: r.URL.Query().Get("cursor")}}
+	if pr := principalOf(r); !pr.Can(api.PermReadAll) {
+		p.Principal = pr.ID // its own sessions only
+	}
+	page, next, err := s.host.Sessions().ListBy(r.Context(), p)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -44,7 +44,18 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	opts := &host.CallOptions{SessionID: req.SessionID, Wait: s.wait, Principal: principal}
+	p := principalOf(r)
+	if err := s.mayCall(p, name); err != nil {
+		writeError(w, err)
+		return
+	}
+	if req.SessionID != "" && !p.Can(api.PermReadAll) {
+		if err := s.ownSession(r.Context(), p, req.SessionID); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	opts := &host.CallOptions{SessionID: req.SessionID, Wait: s.wait, Principal: p.ID}
 	if prefersAsync(r) {
 		// A gated call is answered as soon as it is parked (202).
 		opts.Wait = 0

@@ -96,8 +96,8 @@ func (s *sqlStore) CountPending(ctx context.Context, requestedBy string) (int, e
 
 func (s *sqlStore) ListApprovals(ctx context.Context, p ListApprovalsParams) ([]api.Approval, string, error) {
 	limit := pageLimit(p.Page)
-	query := `SELECT ` + approvalColumns + ` FROM approvals WHERE (? = '' OR status = ?)`
-	args := []any{string(p.Status), string(p.Status)}
+	query := `SELECT ` + approvalColumns + ` FROM approvals WHERE (? = '' OR status = ?) AND (? = '' OR requested_by = ?)`
+	args := []any{string(p.Status), string(p.Status), p.RequestedBy, p.RequestedBy}
 	if p.Cursor != "" {
 		ts, id, err := decodeCursor(p.Cursor)
 		if err != nil {

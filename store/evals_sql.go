@@ -183,7 +183,7 @@ func (s *sqlStore) EvalBatch(ctx context.Context, id string) (api.EvalBatch, err
 // ListEvalBatches implements Evals: the batches, newest first (ties by
 // id, descending), without their cases, a page at a time.
 func (s *sqlStore) ListEvalBatches(ctx context.Context, p Page) ([]api.EvalBatch, string, error) {
-	out, next, err := listNewest(ctx, s, `SELECT `+evalBatchColumns+` FROM eval_batches`, p, scanEvalBatchRow,
+	out, next, err := listNewest(ctx, s, `SELECT `+evalBatchColumns+` FROM eval_batches WHERE 1 = 1`, nil, p, scanEvalBatchRow,
 		func(b api.EvalBatch) (time.Time, string) { return b.Created, b.ID })
 	if err != nil {
 		return nil, "", fmt.Errorf("listing eval batches: %w", err)

@@ -278,8 +278,8 @@ func (s *sqlStore) CountSessions(ctx context.Context, principal string, since ti
 	return n, nil
 }
 
-func (s *sqlStore) ListSessions(ctx context.Context, p Page) ([]api.Session, string, error) {
-	out, next, err := listNewest(ctx, s, `SELECT `+sessionColumns+` FROM sessions`, p,
+func (s *sqlStore) ListSessions(ctx context.Context, p ListSessionsParams) ([]api.Session, string, error) {
+	out, next, err := listNewest(ctx, s, `SELECT `+sessionColumns+` FROM sessions WHERE (? = '' OR principal = ?)`, []any{p.Principal, p.Principal}, p.Page,
 		func(r *sql.Rows) (api.Session, error) { return scanSession(r) },
 		func(sess api.Session) (time.Time, string) { return sess.CreatedAt, sess.ID })
 	if err != nil {
@@ -289,17 +289,18 @@ func (s *sqlStore) ListSessions(ctx context.Context, p Page) ([]api.Session, str
 }
 
 // listNewest lists the rows of a table keyed (created_at, id), newest
-// first, a page at a time: query selects from the table; key gives a row's
-// created_at and id for the next page's cursor.
-func listNewest[T any](ctx context.Context, s *sqlStore, query string, p Page, scan func(*sql.Rows) (T, error), key func(T) (time.Time, string)) ([]T, string, error) {
+// first, a page at a time: query selects from the table with a WHERE
+// clause and its args; key gives a row's created_at and id for the next
+// page's cursor.
+func listNewest[T any](ctx context.Context, s *sqlStore, query string, args []any, p Page, scan func(*sql.Rows) (T, error), key func(T) (time.Time, string)) ([]T, string, error) {
 	limit := pageLimit(p)
-	args := []any{}
+	args = append([]any(nil), args...)
 	if p.Cursor != "" {
 		ts, id, err := decodeCursor(p.Cursor)
 		if err != nil {
 			return nil, "", err
 		}
-		query += ` WHERE created_at < ? OR (created_at = ? AND id < ?)`
+		query += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
 		args = append(args, ts, ts, id)
 	}
 	query += ` ORDER BY created_at DESC, id DESC LIMIT ?`

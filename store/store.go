@@ -148,6 +148,16 @@ type CancelTurnParams struct {
 // ListApprovalsParams select approvals.
 type ListApprovalsParams struct {
 	Status api.ApprovalStatus // "" for all
+	// RequestedBy, if set, selects the approvals of that principal's
+	// calls only.
+	RequestedBy string
+	Page
+}
+
+// ListSessionsParams select sessions.
+type ListSessionsParams struct {
+	// Principal, if set, selects the sessions that principal opened only.
+	Principal string
 	Page
 }
 
@@ -188,6 +198,7 @@ type Store interface {
 	Files
 	Idempotency
 	Usage
+	Keys
 	// Close releases the database.
 	Close() error
 }
@@ -201,9 +212,9 @@ type Sessions interface {
 	Session(ctx context.Context, id string) (api.Session, error)
 	// CountSessions counts the sessions a principal created since a time.
 	CountSessions(ctx context.Context, principal string, since time.Time) (int, error)
-	// ListSessions lists sessions, newest first, and the cursor of the next
-	// page ("" after the last).
-	ListSessions(ctx context.Context, p Page) ([]api.Session, string, error)
+	// ListSessions lists sessions (p.Principal's only, when set), newest
+	// first, and the cursor of the next page ("" after the last).
+	ListSessions(ctx context.Context, p ListSessionsParams) ([]api.Session, string, error)
 
 	// BeginTurn records a running turn and makes it the session's one
 	// running turn, appending p.Events in the same transaction; the hold's

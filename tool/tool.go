@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -68,6 +69,13 @@ type Config struct {
 	// result saying the limit and the size. Zero means the host's cap
 	// (host.Options.MaxResultBytes, default MaxResultBytesDefault).
 	MaxResultBytes int64
+
+	// Callers are the roles (agent.yaml's auth.roles) whose principals may
+	// call the tool directly, over HTTP or MCP; empty: every principal
+	// whose roles have the call permission. A model turn's calls are not
+	// affected: whoever may send the session a message may have its model
+	// call the tool.
+	Callers []string
 }
 
 // Tool is a defined tool. It is immutable and safe for concurrent use.
@@ -86,6 +94,7 @@ type Tool struct {
 	exclusive      Exclusive
 	busyWait       time.Duration
 	maxResultBytes int64
+	callers        []string
 
 	// decode decodes valid input into a *In, the handler's input type;
 	// handler, approval and exclusive keys take that *In.
@@ -132,6 +141,11 @@ func (t *Tool) Timeout() time.Duration { return t.timeout }
 // ApprovalTimeout returns how long a parked call of this tool stays
 // pending, or zero for the host's default.
 func (t *Tool) ApprovalTimeout() time.Duration { return t.approvalTTL }
+
+// Callers returns the roles that may call the tool directly ([Config.Callers]);
+// empty means every caller with the call permission. The slice is the
+// tool's own: do not change it.
+func (t *Tool) Callers() []string { return t.callers }
 
 // Script returns an agent tool's script, or "" for a server tool.
 func (t *Tool) Script() string { return t.script }
@@ -307,7 +321,7 @@ func newTool(name, pos string, cfg Config) (*Tool, error) {
 	if busyWait == 0 {
 		busyWait = BusyWaitDefault
 	}
-	return &Tool{name: name, description: cfg.Description, approval: cfg.NeedsApproval, timeout: timeout, approvalTTL: cfg.ApprovalTimeout, pos: pos,
+	return &Tool{name: name, description: cfg.Description, approval: cfg.NeedsApproval, timeout: timeout, approvalTTL: cfg.ApprovalTimeout, pos: pos, callers: slices.Clone(cfg.Callers),
 		maxConcurrent: cfg.MaxConcurrent, exclusive: cfg.Exclusive, busyWait: busyWait, maxResultBytes: cfg.MaxResultBytes}, nil
 }
 

@@ -246,7 +246,7 @@ func TestOpenAPI(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	for _, c := range []string{"init", "serve", "call", "tools", "build", "version", "openapi"} {
+	for _, c := range []string{"init", "serve", "call", "tools", "build", "version", "openapi", "keys"} {
 		r := run(t, repoRoot, "", c, "--help")
 		if r.code != 0 || !strings.Contains(r.stdout, "Usage:") || !strings.Contains(r.stdout, "Examples:") {
 			t.Errorf("%s --help: exit %d\n%s", c, r.code, r.stdout)

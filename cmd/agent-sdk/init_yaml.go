@@ -96,4 +96,11 @@ const agentYAML = `# The agent's configuration, read at every build and start. E
 #  tokenEnv: GITHUB_TOKEN     # when app: is not given
 #  app: {id: 123456, installationId: 7890123, privateKeyEnv: GITHUB_APP_PRIVATE_KEY}
 #  baseURL: https://github.example.com/api/v3/   # GitHub Enterprise Server; default: github.com
+
+# Roles for API keys (agent-sdk keys create NAME --roles …), over the
+# shipped admin, operator, reader, approver and auditor: named sets of the
+# permissions read, message, call, approve, read:all and admin.
+#auth:
+#  roles:
+#    deployer: [read, message, call]
 `

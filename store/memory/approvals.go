@@ -112,7 +112,7 @@ func (m *memStore) ListApprovals(ctx context.Context, p store.ListApprovalsParam
 	}
 	m.mu.Lock()
 	out, err := m.records(func(a *approval) bool {
-		return (p.Status == "" || a.Status == p.Status) && (p.Cursor == "" || cmpCursor(a.RequestedAt, a.CallID, ts, cid) > 0)
+		return (p.Status == "" || a.Status == p.Status) && (p.RequestedBy == "" || a.RequestedBy == p.RequestedBy) && (p.Cursor == "" || cmpCursor(a.RequestedAt, a.CallID, ts, cid) > 0)
 	})
 	m.mu.Unlock()
 	if err != nil {

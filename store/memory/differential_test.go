@@ -109,7 +109,9 @@ var ops = []op{
 		return show(s.Session(ctx, in.pick("s1", "s2", "s3")))
 	}},
 	{"ListSessions", func(ctx context.Context, s store.Store, in *input) string {
-		return showPages(in.page(), func(p store.Page) ([]api.Session, string, error) { return s.ListSessions(ctx, p) })
+		return showPages(in.page(), func(p store.Page) ([]api.Session, string, error) {
+			return s.ListSessions(ctx, store.ListSessionsParams{Page: p})
+		})
 	}},
 	{"Append", func(ctx context.Context, s store.Store, in *input) string {
 		return show(s.Append(ctx, in.pick("s1", "s2", "s3"), in.events()...))

@@ -41,6 +41,7 @@ type memStore struct {
 	idem      map[[2]string]*idemRecord           // scope, key
 	// reservations are the usage reservations, by id.
 	reservations map[string]reservation
+	keys         map[string]store.KeyRecord // API keys, by id
 }
 
 var _ store.Store = (*memStore)(nil)
@@ -56,6 +57,7 @@ func New() store.Store {
 		idem:      map[[2]string]*idemRecord{},
 
 		reservations: map[string]reservation{},
+		keys:         map[string]store.KeyRecord{},
 	}
 }
 

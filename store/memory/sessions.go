@@ -114,7 +114,7 @@ func (m *memStore) Session(ctx context.Context, id string) (api.Session, error) 
 	return s.Session, nil
 }
 
-func (m *memStore) ListSessions(ctx context.Context, p store.Page) ([]api.Session, string, error) {
+func (m *memStore) ListSessions(ctx context.Context, p store.ListSessionsParams) ([]api.Session, string, error) {
 	ts, cid, err := parseTimeCursor(p.Cursor)
 	if err != nil {
 		return nil, "", err
@@ -122,7 +122,7 @@ func (m *memStore) ListSessions(ctx context.Context, p store.Page) ([]api.Sessio
 	m.mu.Lock()
 	var out []api.Session
 	for _, s := range m.sessions {
-		if p.Cursor == "" || cmpCursor(s.CreatedAt, s.ID, ts, cid) < 0 {
+		if (p.Principal == "" || s.Principal == p.Principal) && (p.Cursor == "" || cmpCursor(s.CreatedAt, s.ID, ts, cid) < 0) {
 			out = append(out, s.Session)
 		}
 	}
@@ -130,7 +130,7 @@ func (m *memStore) ListSessions(ctx context.Context, p store.Page) ([]api.Sessio
 	slices.SortFunc(out, func(a, b api.Session) int { // newest first
 		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), cmp.Compare(b.ID, a.ID))
 	})
-	out, next := page(out, p, func(s api.Session) string { return timeCursor(s.CreatedAt, s.ID) })
+	out, next := page(out, p.Page, func(s api.Session) string { return timeCursor(s.CreatedAt, s.ID) })
 	return out, next, nil
 }
 

@@ -43,6 +43,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Timers", testTimers},
 		{"Evals", testEvals},
 		{"Idempotency", testIdempotency},
+		{"Keys", testKeys},
+		{"ListByPrincipal", testListByPrincipal},
 		{"Counts", testCounts},
 		{"Usage", testUsage},
 		{"UsageReservations", testUsageReservations},
@@ -97,7 +99,7 @@ func endTurn(s store.Store, sessionID, turnID string, status api.TurnStatus, rea
 }
 
 func testSessions(t *testing.T, s store.Store) {
-	if page, next, err := s.ListSessions(ctx, store.Page{}); err != nil || len(page) != 0 || next != "" {
+	if page, next, err := s.ListSessions(ctx, store.ListSessionsParams{Page: store.Page{}}); err != nil || len(page) != 0 || next != "" {
 		t.Errorf("ListSessions of an empty store = %+v, %q, %v", page, next, err)
 	}
 	created := mustSession(t, s, "s1")
@@ -131,7 +133,7 @@ func testSessionPages(t *testing.T, s store.Store) {
 	var all []string
 	cursor := ""
 	for pages := 0; ; pages++ {
-		page, next, err := s.ListSessions(ctx, store.Page{Limit: 10, Cursor: cursor})
+		page, next, err := s.ListSessions(ctx, store.ListSessionsParams{Page: store.Page{Limit: 10, Cursor: cursor}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +161,7 @@ func testSessionPages(t *testing.T, s store.Store) {
 			t.Errorf("not newest first: %s before %s", all[i-1], id)
 		}
 	}
-	if _, _, err := s.ListSessions(ctx, store.Page{Cursor: "not a cursor!"}); !errors.Is(err, store.ErrBadCursor) {
+	if _, _, err := s.ListSessions(ctx, store.ListSessionsParams{Page: store.Page{Cursor: "not a cursor!"}}); !errors.Is(err, store.ErrBadCursor) {
 		t.Errorf("bad cursor: %v", err)
 	}
 }
@@ -200,7 +202,7 @@ func testAppend(t *testing.T, s store.Store) {
 			t.Errorf("CompactedSeq %d, want %d", sess.CompactedSeq, want)
 		}
 	}
-	if list, _, _ := s.ListSessions(ctx, store.Page{Limit: 10}); len(list) != 1 || list[0].CompactedSeq != 7 {
+	if list, _, _ := s.ListSessions(ctx, store.ListSessionsParams{Page: store.Page{Limit: 10}}); len(list) != 1 || list[0].CompactedSeq != 7 {
 		t.Errorf("the listed session: %+v", list)
 	}
 }

@@ -1,0 +1,54 @@
+package agentconfig
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentsdk/agentsdk/api"
+)
+
+// auth.roles is read into named sets of permissions; a bad role name, an
+// unknown permission or an empty role is refused, naming it.
+func TestAuthRoles(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml, wantErr string
+		want                map[string][]api.Permission
+	}{
+		{"none", "", "", nil},
+		{"roles", "auth:\n  roles:\n    deployer: [read, message, call]\n    oncall: [read, read:all, approve]\n", "",
+			map[string][]api.Permission{"deployer": {api.PermRead, api.PermMessage, api.PermCall}, "oncall": {api.PermRead, api.PermReadAll, api.PermApprove}}},
+		{"unknown permission", "auth:\n  roles:\n    deployer: [read, deploy]\n", `auth.roles.deployer: unknown permission "deploy"`, nil},
+		{"bad name", "auth:\n  roles:\n    Deployer: [read]\n", `invalid role name "Deployer"`, nil},
+		{"empty role", "auth:\n  roles:\n    nobody: []\n", "auth.roles.nobody: no permissions", nil},
+		{"unknown key", "auth:\n  rolez: {}\n", `unknown key "rolez"`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "agent.yaml")
+			if err := os.WriteFile(path, []byte(tc.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c, err := Load(path)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Load = %v, want an error with %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := c.Auth.Permissions()
+			if len(got) != len(tc.want) {
+				t.Fatalf("roles %v, want %v", got, tc.want)
+			}
+			for name, perms := range tc.want {
+				if !slices.Equal(got[name], perms) {
+					t.Errorf("role %s: %v, want %v", name, got[name], perms)
+				}
+			}
+		})
+	}
+}
