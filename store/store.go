@@ -165,6 +165,9 @@ type ResolveApprovalParams struct {
 	// same transaction, when this decision is the one that counts: the
 	// decision is never stored without its action.approval_resolved.
 	Events []api.Event
+	// Audit is appended to the audit log in the same transaction, when
+	// this decision is the one that counts ([Audit.AppendAudit]).
+	Audit AppendAuditParams
 }
 
 // KVSetParams write a KV entry.
@@ -188,6 +191,7 @@ type Store interface {
 	Files
 	Idempotency
 	Usage
+	Audit
 	// Close releases the database.
 	Close() error
 }

@@ -41,6 +41,8 @@ type memStore struct {
 	idem      map[[2]string]*idemRecord           // scope, key
 	// reservations are the usage reservations, by id.
 	reservations map[string]reservation
+	// audit is the audit log, in seq order (audit.go).
+	audit []api.AuditEntry
 }
 
 var _ store.Store = (*memStore)(nil)
