@@ -217,3 +217,26 @@ func rawDB(t *testing.T, path string) *sql.DB {
 	t.Cleanup(func() { db.Close() })
 	return db
 }
+
+// The audit log, changed directly in the database file, fails
+// verification naming the entry.
+func TestAuditTampering(t *testing.T) {
+	storetest.AuditTampering(t, func(t *testing.T) (store.Store, func(*testing.T, string)) {
+		path := filepath.Join(t.TempDir(), "agent.db")
+		s, err := sqlite.Open(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := sql.Open("sqlite", "file:"+path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return s, func(t *testing.T, q string) {
+			t.Helper()
+			if _, err := db.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	})
+}
