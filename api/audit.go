@@ -89,6 +89,8 @@ type AuditDecision struct {
 	SessionID   string `json:"sessionId,omitempty"`
 	TurnID      string `json:"turnId,omitempty"`
 	RequestedBy string `json:"requestedBy,omitempty"`
+	// UserAgent is the HTTP client's, as it said.
+	UserAgent string `json:"userAgent,omitempty"`
 	// Input is the call's input, for a budget.raised entry.
 	Input json.RawMessage `json:"input,omitempty"`
 }
@@ -143,3 +145,8 @@ type AuditList struct {
 	Head    AuditHead    `json:"head"`
 	Next    int64        `json:"next,omitempty"`
 }
+
+// CLIUserAgent is the User-Agent agent-sdk's CLI sends: a decision that
+// comes with it is recorded as made "via" the CLI (as the client says:
+// any client can send it).
+const CLIUserAgent = "agent-sdk-cli"

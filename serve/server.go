@@ -293,6 +293,7 @@ func (s *Server) handlers() map[string]http.HandlerFunc {
 		"runEval":          s.runEval,
 		"listEvals":        s.listEvals,
 		"getEval":          s.getEval,
+		"listAudit":        s.listAudit,
 	}
 }
 
