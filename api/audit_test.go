@@ -88,7 +88,11 @@ func TestVerifyAudit(t *testing.T) {
 		{"HeadDisagrees", same, &api.AuditVerifyOptions{Head: &api.AuditHead{Seq: 5, Hash: "ab"}}, api.AuditChanged, "entry 5 was changed: the log's head"},
 		{"LinesSwapped", func(l []api.AuditEntry) []api.AuditEntry { l[1], l[2] = l[2], l[1]; return l }, nil, api.AuditReordered,
 			"entry 2 was reordered: it comes after entry 3, not after entry 1"},
-		{"SeqsSwapped", func(l []api.AuditEntry) []api.AuditEntry { l[1].Seq, l[2].Seq = 3, 2; l[1], l[2] = l[2], l[1]; return l }, nil, api.AuditReordered,
+		{"SeqsSwapped", func(l []api.AuditEntry) []api.AuditEntry {
+			l[1].Seq, l[2].Seq = 3, 2
+			l[1], l[2] = l[2], l[1]
+			return l
+		}, nil, api.AuditReordered,
 			"entry 2 was reordered: it holds what was entry 3"},
 		{"Twice", func(l []api.AuditEntry) []api.AuditEntry { return slices.Insert(l, 2, l[1]) }, nil, api.AuditReordered, "entry 2 appears twice"},
 		{"Rewritten", func(l []api.AuditEntry) []api.AuditEntry {
@@ -97,7 +101,10 @@ func TestVerifyAudit(t *testing.T) {
 			l[3].Signer, l[3].Sig = api.SignAudit(key, l[3].Hash)
 			return l
 		}, nil, api.AuditUnlinked, "entry 4 does not follow entry 3"},
-		{"ResignedByAnother", func(l []api.AuditEntry) []api.AuditEntry { l[1].Signer, l[1].Sig = api.SignAudit(other, l[1].Hash); return l },
+		{"ResignedByAnother", func(l []api.AuditEntry) []api.AuditEntry {
+			l[1].Signer, l[1].Sig = api.SignAudit(other, l[1].Hash)
+			return l
+		},
 			trusted, api.AuditBadSignature, "entry 2 is signed by"},
 		{"BadSignature", func(l []api.AuditEntry) []api.AuditEntry { l[1].Sig = l[0].Sig; return l }, nil, api.AuditBadSignature, "entry 2's signature does not verify"},
 		{"Unsigned", func(l []api.AuditEntry) []api.AuditEntry { l[4].Signer, l[4].Sig = "", ""; return l }, trusted, api.AuditBadSignature, "entry 5 is not signed"},

@@ -202,7 +202,8 @@ var Routes = []Route{
 		Errors:    []Code{CodeBadCursor, CodeNoJobs}},
 	{Name: "getEval", Method: http.MethodGet, Path: "/evals/{id}", Summary: "An eval batch with each case's result, checks and session.",
 		Responses: []Response{{Status: http.StatusOK, Body: EvalBatchResponse{}}},
-		Errors:    []Code{CodeEvalNotFound, CodeNoJobs}},	{Name: "listAudit", Method: http.MethodGet, Path: "/audit", Summary: "The audit log, in seq order: who decided which call, signed in, raised a budget; each entry with the hash of the one before it.",
+		Errors:    []Code{CodeEvalNotFound, CodeNoJobs}},
+	{Name: "listAudit", Method: http.MethodGet, Path: "/audit", Summary: "The audit log, in seq order: who decided which call, signed in, raised a budget; each entry with the hash of the one before it.",
 		About: "Page with after: each page's next. The head is the log's last entry when the page was read. agent-sdk audit verify checks the chain.",
 		Params: []Param{
 			{Name: "after", In: "query", Type: "integer", About: "entries after this seq (default 0: from the first)"},
