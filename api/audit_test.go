@@ -133,3 +133,18 @@ func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
+
+func BenchmarkAuditHash(b *testing.B) {
+	e := chain(1, nil)[0]
+	for b.Loop() {
+		e.ComputeHash()
+	}
+}
+
+func BenchmarkSignAudit(b *testing.B) {
+	_, key, _ := ed25519.GenerateKey(nil)
+	e := chain(1, nil)[0]
+	for b.Loop() {
+		api.SignAudit(key, e.Hash)
+	}
+}

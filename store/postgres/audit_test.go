@@ -71,3 +71,19 @@ func TestAuditConcurrentHandles(t *testing.T) {
 		t.Fatalf("VerifyAudit = %+v, %v; want %d entries (head %+v)", rep, err, want, head)
 	}
 }
+
+// The cost of one append (one entry, its own transaction), one handle.
+func BenchmarkAppendAudit(b *testing.B) {
+	s, err := postgres.Open(ctx, pgtest.Schema(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	rec := []api.AuditRecord{{Kind: api.AuditApprovalDecided, Principal: "bearer-token:alice", Subject: "tool_promote_1",
+		Detail: []byte(`{"tool":"promote","status":"approved","via":"http"}`)}}
+	for b.Loop() {
+		if _, err := s.AppendAudit(ctx, store.AppendAuditParams{Records: rec}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
