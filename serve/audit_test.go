@@ -156,4 +156,3 @@ func TestAuditOverHTTP(t *testing.T) {
 		t.Errorf("GET /audit without a token: %d", code)
 	}
 }
-

@@ -1,8 +1,9 @@
 // Package store keeps an agent's durable state: sessions, their turns and
-// event streams, parked approvals, KV entries and file metadata. [Store] is
-// one interface; [New] implements it in portable SQL over database/sql (the
-// drivers, store/sqlite and store/postgres, open a database for it and
-// bring their own migrations), and store/memory keeps it in memory for
+// event streams, parked approvals, KV entries, file metadata and the audit
+// log ([Audit]). [Store] is one interface; [New] implements it in
+// portable SQL over database/sql (the drivers, store/sqlite and
+// store/postgres, open a database for it and bring their own
+// migrations), and store/memory keeps it in memory for
 // tests and embedding. The conformance suite in store/storetest runs
 // against every implementation.
 //
