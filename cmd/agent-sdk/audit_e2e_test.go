@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"io"
@@ -8,10 +9,15 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/internal/pgtest"
 	_ "github.com/agentsdk/agentsdk/store/sqlite" // the database/sql driver "sqlite", to tamper with the log
 )
 
@@ -211,4 +217,67 @@ func rehashed(t *testing.T, lns []string) []string {
 		out = append(out, string(b))
 	}
 	return out
+}
+
+// On PostgreSQL: decisions made at once keep one chain, and a row
+// changed, removed or reordered with SQL fails audit verify naming it.
+func TestAuditOnPostgres(t *testing.T) {
+	dbURL := pgtest.Schema(t)
+	dir := filepath.Join(t.TempDir(), "audited")
+	if err := newAgent(dir); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "agent", "tools", "promote.go"), []byte(gatedTools["promote.go"]), 0o644)
+	s := startServer(t, dir, "--store", dbURL)
+	hostURL := strings.TrimSuffix(s.base, "/v1")
+	var calls []string
+	for range 10 {
+		calls = append(calls, parkCall(t, s, "promote", `{"service":"api","environment":"production"}`))
+	}
+	var wg sync.WaitGroup
+	for i, id := range calls {
+		wg.Go(func() {
+			by := "person" + strconv.Itoa(i)
+			if code, v, err := mhDo(s, http.MethodPost, "/approvals/"+id, `{"approved":true,"by":"`+by+`"}`); err != nil || code != http.StatusOK {
+				t.Errorf("deciding %s: %d %v %v", id, code, v, err)
+			}
+		})
+	}
+	wg.Wait()
+	if r := run(t, dir, "", "audit", "verify", "--url", hostURL); r.code != 0 || !strings.Contains(r.stdout, "the chain holds: 10 entries") {
+		t.Fatalf("audit verify --url: %+v", r)
+	}
+
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, tamper := range []struct {
+		sql  []string
+		want string
+	}{
+		{[]string{`UPDATE audit SET detail = '{"via":"cli"}' WHERE seq = 4`}, "entry 4 was changed: its hash is"},
+		{[]string{`UPDATE audit SET detail = (SELECT detail FROM audit WHERE seq = 5) WHERE seq = 4`}, ""}, // the same detail as before: it holds again
+		{[]string{`DELETE FROM audit WHERE seq = 4`}, "entry 4 is missing (3 is followed by 5)"},
+		{[]string{`UPDATE audit SET seq = 4 WHERE seq = 6`}, "entry 4 was reordered: it holds what was entry 6"},
+		{[]string{`UPDATE audit SET seq = -1 WHERE seq = 4`, `UPDATE audit SET seq = 4 WHERE seq = 7`, `UPDATE audit SET seq = 7 WHERE seq = -1`}, "entry 4 was reordered: it holds what was entry 7"},
+	} {
+		for _, q := range tamper.sql {
+			if _, err := conn.Exec(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		r := run(t, dir, "", "audit", "verify", "--url", hostURL)
+		if tamper.want == "" {
+			if r.code != 0 {
+				t.Errorf("after %v: %+v", tamper.sql, r)
+			}
+			continue
+		}
+		if r.code != 1 || !strings.Contains(r.stderr, tamper.want) {
+			t.Errorf("audit verify --url after %v: exit %d, stderr %q, want %q", tamper.sql, r.code, r.stderr, tamper.want)
+		}
+	}
 }
