@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentsdk/agentsdk/api"
@@ -76,5 +78,31 @@ func TestAuditDecisions(t *testing.T) {
 				t.Errorf("Audit = %+v, %v", more, err)
 			}
 		})
+	}
+}
+
+// The audit key is made once, with its public half beside it, and read
+// again; a file that is not a key is refused.
+func TestLoadAuditKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", "audit-key")
+	k1, err := host.LoadAuditKey(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2, err := host.LoadAuditKey(path)
+	if err != nil || !k1.Equal(k2) {
+		t.Fatalf("the key read again: %v", err)
+	}
+	pub, _ := os.ReadFile(path + ".pub")
+	signer, _ := api.SignAudit(k1, "x")
+	if strings.TrimSpace(string(pub)) != signer {
+		t.Errorf("%s.pub holds %q, the key signs as %q", path, pub, signer)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("the key's mode: %v", fi.Mode())
+	}
+	os.WriteFile(path, []byte("not a key\n"), 0o600)
+	if _, err := host.LoadAuditKey(path); err == nil || !strings.Contains(err.Error(), "not a base64 ed25519 seed") {
+		t.Errorf("a broken key file: %v", err)
 	}
 }

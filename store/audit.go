@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -31,7 +32,7 @@ type Audit interface {
 
 // ErrBadAudit: an audit record the store refuses (no kind, a detail that
 // is not a JSON object).
-var ErrBadAudit = fmt.Errorf("invalid audit record")
+var ErrBadAudit = errors.New("invalid audit record")
 
 // AppendAuditParams append entries to the audit log.
 type AppendAuditParams struct {
