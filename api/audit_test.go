@@ -148,3 +148,19 @@ func BenchmarkSignAudit(b *testing.B) {
 		api.SignAudit(key, e.Hash)
 	}
 }
+
+// A file's seqs are anyone's: a huge one is named, not counted up to.
+func TestVerifyAuditHugeSeq(t *testing.T) {
+	l := chain(3, nil)
+	l[1].Hash, l[2].Seq = "x", 1<<62
+	done := make(chan error, 1)
+	go func() { _, err := api.VerifyAudit(l, nil); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "entry 2 was changed") {
+			t.Errorf("VerifyAudit = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("VerifyAudit still runs after 10 s")
+	}
+}

@@ -139,20 +139,26 @@ func outOfPlace(entries []AuditEntry, i int, prevSeq int64) *AuditBreak {
 }
 
 // movedFrom finds the seq whose contents e holds, if its hash is theirs
-// at another seq of the log: a row given another row's seq.
+// at another seq: a row given another row's seq. It tries the seqs a log
+// of this length has and those its entries carry (not every number up
+// to the largest: a file's seqs are anyone's to make up).
 func movedFrom(e AuditEntry, entries []AuditEntry) (int64, bool) {
-	last := int64(len(entries))
-	if n := len(entries); n > 0 && entries[n-1].Seq > last {
-		last = entries[n-1].Seq
-	}
-	for s := int64(1); s <= last+1; s++ {
+	try := func(s int64) bool {
 		if s == e.Seq {
-			continue
+			return false
 		}
 		m := e
 		m.Seq = s
-		if m.ComputeHash() == e.Hash {
+		return m.ComputeHash() == e.Hash
+	}
+	for s := int64(1); s <= int64(len(entries))+1; s++ {
+		if try(s) {
 			return s, true
+		}
+	}
+	for _, x := range entries {
+		if try(x.Seq) {
+			return x.Seq, true
 		}
 	}
 	return 0, false
