@@ -39,11 +39,12 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) {
 }
 
 // via says how a request reached the host, for the audit log: with the
-// playground's cookie, or with the token from the CLI (as its
+// playground's cookie (admitted without an Authorization header: see
+// cookieAdmits), or with a bearer credential from the CLI (as its
 // User-Agent says) or any other client.
 func (s *Server) via(r *http.Request) string {
 	switch {
-	case !s.authorized(r):
+	case r.Header["Authorization"] == nil && s.pg != nil && len(r.CookiesNamed(PlaygroundCookie)) > 0:
 		return "playground"
 	case strings.HasPrefix(r.UserAgent(), api.CLIUserAgent):
 		return "cli"
