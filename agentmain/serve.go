@@ -113,6 +113,10 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 	opts.MaxResultBytes, opts.ModelResultBytes = f.MaxResultBytes, f.ModelResultBytes
 	opts.MaxMessageBytes = f.MaxMessageBytes
 	opts.Telemetry.AgentName = f.Slug
+	if opts.AuditKey, err = host.LoadAuditKey(host.AuditKeyFile(stateDir)); err != nil {
+		fmt.Fprintln(stdio.Err, err)
+		return command.ExitFailure
+	}
 	if opts.Cloud.ToolsURL, err = cloudToolsURL(f.PublicURL, f.CloudToolsURL, f.Slug); err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused

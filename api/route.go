@@ -217,6 +217,13 @@ var Routes = []Route{
 		About:     "Revoking a revoked key changes nothing and answers it as it stands.",
 		Responses: []Response{{Status: http.StatusOK, Body: KeyResponse{}}},
 		Errors:    []Code{CodeKeyNotFound}},
+	{Name: "listAudit", Permission: PermAdmin, Method: http.MethodGet, Path: "/audit", Summary: "The audit log, in seq order: who decided which call, signed in, raised a budget; each entry with the hash of the one before it.",
+		About: "Page with after: each page's next. The head is the log's last entry when the page was read. agent-sdk audit verify checks the chain.",
+		Params: []Param{
+			{Name: "after", In: "query", Type: "integer", About: "entries after this seq (default 0: from the first)"},
+			{Name: "limit", In: "query", Type: "integer", About: "how many at most (1 to 1000; default 1000)"},
+		},
+		Responses: []Response{{Status: http.StatusOK, Body: AuditList{}}}},
 }
 
 // Pattern returns the route's net/http pattern for an API under

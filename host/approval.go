@@ -26,6 +26,11 @@ type Decision struct {
 	By string
 	// SessionID, if set, must be the call's session.
 	SessionID string
+	// Via says how the decision came, for the audit log: "http", "cli",
+	// "playground", a channel's id; "" records "host".
+	Via string
+	// UserAgent is the HTTP client's, if it came over HTTP.
+	UserAgent string
 }
 
 // parkSpec is a gated call to park.
@@ -97,7 +102,8 @@ func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api
 	// A call outside any session runs here, claimed with the decision; one
 	// in a session is left for the host that takes the session's lease
 	// (drive), which may be this one.
-	p := store.ResolveApprovalParams{CallID: callID, Approved: d.Approved, By: d.By, Reason: d.Reason}
+	p := store.ResolveApprovalParams{CallID: callID, Approved: d.Approved, By: d.By, Reason: d.Reason,
+		Audit: ap.h.auditParams(decisionAudit(parked, d)...)} // recorded with the decision, when it counts
 	if parked.SessionID == "" {
 		p.Executor = ap.h.leases.lease()
 	} else {

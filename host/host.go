@@ -26,6 +26,7 @@ package host
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -173,6 +174,10 @@ type Options struct {
 	// Direct callers still get the whole result. Zero means
 	// ModelResultBytesDefault; negative, no budget.
 	ModelResultBytes int
+	// AuditKey, if set, signs every entry the host appends to the audit
+	// log (the entry's hash, ed25519), so that an export can be checked
+	// against its public key offline. See [LoadAuditKey].
+	AuditKey ed25519.PrivateKey
 }
 
 // CloudOptions configure cloud sessions.

@@ -417,6 +417,26 @@ func TestKeysOverHTTP(t *testing.T) {
 	if got := b.do(t, "POST", "/keys/nosuch/revoke", testToken, ""); got.status != 404 || got.code != "key_not_found" {
 		t.Errorf("revoking an unknown key: %d %s", got.status, got.code)
 	}
+	// Each key made or revoked is in the audit log, with who did it.
+	audit := b.do(t, "GET", "/audit", testToken, "")
+	var made, byAdminKey, gone bool
+	for _, e := range audit.body["entries"].([]any) {
+		e := e.(map[string]any)
+		switch {
+		case e["kind"] == "key.created" && e["subject"] == k.Key.ID && e["principal"] == "bearer-token":
+			made = true
+		case e["kind"] == "key.created" && e["principal"] == "key:"+b.keys["admin"].Key.ID:
+			byAdminKey = true
+		case e["kind"] == "key.revoked" && e["subject"] == k.Key.ID:
+			gone = true
+		}
+	}
+	if !made || !byAdminKey || !gone {
+		t.Errorf("the audit log of the keys (created %v, by the admin key %v, revoked %v): %v", made, byAdminKey, gone, audit.body)
+	}
+	if got := b.do(t, "GET", "/audit", b.keys["operator"].Secret, ""); got.status != 403 {
+		t.Errorf("an operator reading the audit log: %d", got.status)
+	}
 	// An expired key, stored as keys create would have stored it.
 	past := time.Now().Add(-time.Second)
 	sum := sha256.Sum256([]byte("expiredsecret"))

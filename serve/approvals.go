@@ -29,6 +29,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
 	}
 	a, err := s.host.Approvals().Resolve(r.Context(), r.PathValue("callId"), host.Decision{
 		Approved: *req.Approved, Reason: req.Reason, By: by, SessionID: r.PathValue("id"),
+		Via: s.via(r), UserAgent: r.UserAgent(),
 	})
 	if err != nil {
 		writeError(w, err)

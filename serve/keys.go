@@ -177,6 +177,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.logger.Info("created an API key", "key", id, "name", k.Name, "roles", strings.Join(k.Roles, ","), "by", principalOf(r).ID)
+	s.auditKey(r, api.AuditKeyCreated, k)
 	writeJSON(w, http.StatusCreated, api.KeyCreated{OK: true, Key: k, Secret: secret})
 }
 
@@ -203,6 +204,7 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.logger.Info("revoked an API key", "key", id, "by", principalOf(r).ID)
+	s.auditKey(r, api.AuditKeyRevoked, k)
 	writeJSON(w, http.StatusOK, api.KeyResponse{OK: true, Key: k})
 }
 

@@ -265,6 +265,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, api.Errorf(api.CodeInternal, "recording the playground session: %w", err))
 		return
 	}
+	s.auditSignIn(r, api.AuditSignIn, sid)
 	http.SetCookie(w, s.pg.cookie(r, sid+"."+s.pg.mac(sid), int(PlaygroundTTL/time.Second)))
 	pgRedirect(w, s.pg.base+"/")
 }
@@ -278,6 +279,7 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
 				writeError(w, api.Errorf(api.CodeInternal, "ending the playground session: %w", err))
 				return
 			}
+			s.auditSignIn(r, api.AuditSignOut, sid)
 		}
 	}
 	http.SetCookie(w, s.pg.cookie(r, "", -1))

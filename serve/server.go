@@ -307,6 +307,7 @@ func (s *Server) handlers() map[string]http.HandlerFunc {
 		"createKey":        s.createKey,
 		"listKeys":         s.listKeys,
 		"revokeKey":        s.revokeKey,
+		"listAudit":        s.listAudit,
 	}
 }
 

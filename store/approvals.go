@@ -150,8 +150,11 @@ func (s *sqlStore) ResolveApproval(ctx context.Context, p ResolveApprovalParams)
 			}
 		}
 		if sessionID != "" && len(p.Events) > 0 {
-			stored, err = s.appendTx(ctx, tx, sessionID, now, withTurn(p.Events, turnID))
+			if stored, err = s.appendTx(ctx, tx, sessionID, now, withTurn(p.Events, turnID)); err != nil {
+				return err
+			}
 		}
+		_, err = s.appendAuditTx(ctx, tx, p.Audit, now) // last: it locks the log's head
 		return err
 	})
 	if err != nil {

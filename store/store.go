@@ -1,8 +1,9 @@
 // Package store keeps an agent's durable state: sessions, their turns and
-// event streams, parked approvals, KV entries and file metadata. [Store] is
-// one interface; [New] implements it in portable SQL over database/sql (the
-// drivers, store/sqlite and store/postgres, open a database for it and
-// bring their own migrations), and store/memory keeps it in memory for
+// event streams, parked approvals, KV entries, file metadata and the audit
+// log ([Audit]). [Store] is one interface; [New] implements it in
+// portable SQL over database/sql (the drivers, store/sqlite and
+// store/postgres, open a database for it and bring their own
+// migrations), and store/memory keeps it in memory for
 // tests and embedding. The conformance suite in store/storetest runs
 // against every implementation.
 //
@@ -175,6 +176,9 @@ type ResolveApprovalParams struct {
 	// same transaction, when this decision is the one that counts: the
 	// decision is never stored without its action.approval_resolved.
 	Events []api.Event
+	// Audit is appended to the audit log in the same transaction, when
+	// this decision is the one that counts ([Audit.AppendAudit]).
+	Audit AppendAuditParams
 }
 
 // KVSetParams write a KV entry.
@@ -199,6 +203,7 @@ type Store interface {
 	Idempotency
 	Usage
 	Keys
+	Audit
 	// Close releases the database.
 	Close() error
 }

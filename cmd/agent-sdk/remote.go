@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/client"
 	"github.com/agentsdk/agentsdk/internal/command"
 	"github.com/agentsdk/agentsdk/internal/token"
@@ -39,7 +40,7 @@ func newRemote(rawURL, explicitToken, stateDir string) (*client.Client, error) {
 	u.RawQuery, u.Fragment = "", ""
 	// Reconnects: -1: a followed stream ends when the host ends it (it shut
 	// down), as it always has for the CLI; the Go client resumes instead.
-	c, err := client.New(u.String(), tok, &client.Options{HTTPClient: &http.Client{Timeout: requestTimeout}, Reconnects: -1})
+	c, err := client.New(u.String(), tok, &client.Options{HTTPClient: &http.Client{Timeout: requestTimeout}, Reconnects: -1, UserAgent: api.CLIUserAgent})
 	if err != nil {
 		return nil, exitWith(command.ExitRefused, "%v", err)
 	}

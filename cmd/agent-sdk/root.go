@@ -27,7 +27,7 @@ binary, serves its HTTP API, and calls its tools directly, with no model turn.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newInit(), newServe(), newCall(), newTools(), newBuild(), newVersion(), newSessions(), newSend(), newEvents(), newCompact(), newCancel(),
-		newApprovals(), newDecide(true), newDecide(false), newSchedules(), newKeys(), newEval(), newUsage(), newOpenAPI(), newRunner())
+		newApprovals(), newDecide(true), newDecide(false), newSchedules(), newKeys(), newEval(), newUsage(), newOpenAPI(), newRunner(), newAudit())
 	return root
 }
 

@@ -143,10 +143,16 @@ func (m *memStore) ResolveApproval(ctx context.Context, p store.ResolveApprovalP
 		return api.Approval{}, nil, fmt.Errorf("approval %s: %w", p.CallID, store.ErrNotFound)
 	}
 	live := a.Status == api.ApprovalPending && a.ExpiresAt.UnixMicro() > now.UnixMicro()
+	var audit []api.AuditEntry
 	if live {
 		if err := m.callSessionLocked(a, p.Events); err != nil {
 			return api.Approval{}, nil, fmt.Errorf("resolving approval: %w", err)
 		}
+		var err error
+		if audit, err = m.auditLocked(p.Audit); err != nil {
+			return api.Approval{}, nil, fmt.Errorf("resolving approval: %w", err)
+		}
+		m.audit = append(m.audit, audit...)
 		a.Status, a.DecidedBy, a.DecidedAt, a.Reason = api.ApprovalDenied, p.By, &now, p.Reason
 		a.executor, a.hasExecutor = "", false
 		if p.Approved {

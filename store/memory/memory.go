@@ -42,6 +42,8 @@ type memStore struct {
 	// reservations are the usage reservations, by id.
 	reservations map[string]reservation
 	keys         map[string]store.KeyRecord // API keys, by id
+	// audit is the audit log, in seq order (audit.go).
+	audit []api.AuditEntry
 }
 
 var _ store.Store = (*memStore)(nil)

@@ -217,3 +217,73 @@ func rawDB(t *testing.T, path string) *sql.DB {
 	t.Cleanup(func() { db.Close() })
 	return db
 }
+
+// The audit log, changed directly in the database file, fails
+// verification naming the entry.
+func TestAuditTampering(t *testing.T) {
+	storetest.AuditTampering(t, func(t *testing.T) (store.Store, func(*testing.T, string)) {
+		path := filepath.Join(t.TempDir(), "agent.db")
+		s, err := sqlite.Open(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := sql.Open("sqlite", "file:"+path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return s, func(t *testing.T, q string) {
+			t.Helper()
+			if _, err := db.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	})
+}
+
+// The cost of one append (one entry, its own transaction).
+func BenchmarkAppendAudit(b *testing.B) {
+	s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "agent.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	rec := []api.AuditRecord{{Kind: api.AuditApprovalDecided, Principal: "bearer-token:alice", Subject: "tool_promote_1",
+		Detail: []byte(`{"tool":"promote","status":"approved","via":"http"}`)}}
+	for b.Loop() {
+		if _, err := s.AppendAudit(context.Background(), store.AppendAuditParams{Records: rec}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// What the audit entry adds to a decision: parking and deciding a call,
+// with and without its entry in the decision's transaction.
+func BenchmarkDecisionAudit(b *testing.B) {
+	for _, audited := range []bool{false, true} {
+		b.Run(map[bool]string{false: "without", true: "with"}[audited], func(b *testing.B) {
+			ctx := context.Background()
+			s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "agent.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			i := 0
+			for b.Loop() {
+				i++
+				id := fmt.Sprintf("call%d", i)
+				if _, err := s.CreateApproval(ctx, api.Approval{CallID: id, Tool: "promote", Input: json.RawMessage(`{}`), ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+					b.Fatal(err)
+				}
+				p := store.ResolveApprovalParams{CallID: id, By: "bearer-token:alice"}
+				if audited {
+					p.Audit.Records = []api.AuditRecord{{Kind: api.AuditApprovalDecided, Principal: "bearer-token:alice", Subject: id,
+						Detail: []byte(`{"tool":"promote","status":"denied","via":"http"}`)}}
+				}
+				if _, _, err := s.ResolveApproval(ctx, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
