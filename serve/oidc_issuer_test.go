@@ -141,13 +141,17 @@ func (fi *fakeIssuer) token(w http.ResponseWriter, r *http.Request) {
 	c, ok := fi.codes[r.Form.Get("code")]
 	delete(fi.codes, r.Form.Get("code"))
 	fi.mu.Unlock()
+	clientID := r.Form.Get("client_id")
+	if id, _, ok := r.BasicAuth(); ok && clientID == "" {
+		clientID = id
+	}
 	sum := sha256.Sum256([]byte(r.Form.Get("code_verifier")))
 	switch {
 	case !ok || r.Form.Get("grant_type") != "authorization_code":
 		w.WriteHeader(http.StatusBadRequest)
 		writeJSONTest(w, map[string]string{"error": "invalid_grant"})
 		return
-	case base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge || r.Form.Get("client_id") != c.clientID || r.Form.Get("redirect_uri") != c.redirect:
+	case base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge || clientID != c.clientID || r.Form.Get("redirect_uri") != c.redirect:
 		w.WriteHeader(http.StatusBadRequest)
 		writeJSONTest(w, map[string]string{"error": "invalid_grant", "error_description": "PKCE verifier, client or redirect do not match"})
 		return
