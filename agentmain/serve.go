@@ -141,7 +141,7 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 	srv, err := serve.New(h, &serve.Options{Slug: f.Slug, Token: secret, MaxBodyBytes: f.MaxBodyBytes, Logger: logger, ApprovalWait: wait,
 		BodyTimeout: noLimit(f.BodyTimeout), MaxStreams: noLimit(f.MaxStreams), StreamWriteTimeout: noLimit(f.StreamWriteTimeout), MaxOverrun: noLimit(f.MaxOverrun),
 		UnauthBodyTimeout: noLimit(f.UnauthBodyTimeout), MaxUnauthBodies: noLimit(f.MaxUnauthBodies), IdempotencyTTL: f.IdempotencyTTL, MCPOrigins: append(splitList(f.MCPOrigins), originOf(f.PublicURL)...),
-		Roles: auth.Auth.Permissions(), Evals: ev})
+		Roles: auth.Auth.Permissions(), Evals: ev, OIDC: oidcOptions(auth.Auth.OIDC), PublicURL: f.PublicURL})
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused
@@ -328,4 +328,13 @@ func originOf(public string) []string {
 		return nil
 	}
 	return []string{u.Scheme + "://" + u.Host}
+}
+
+// oidcOptions are serve's options for agent.yaml's auth.oidc; nil
+// without it.
+func oidcOptions(o *agentconfig.OIDC) *serve.OIDCOptions {
+	if o == nil {
+		return nil
+	}
+	return &serve.OIDCOptions{Issuer: o.Issuer, Audience: o.Audience, RolesClaim: o.RolesClaim, ClientID: o.ClientID}
 }
