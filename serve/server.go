@@ -433,8 +433,11 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*http.Request, b
 				s.refuseJWT(w, r, err)
 				return r, false
 			default:
-				if unauth = s.verifiedRoute(r); !unauth && !s.admitCookie(w, r) {
-					return r, false
+				if unauth = s.verifiedRoute(r); !unauth {
+					var ok bool
+					if r, ok = s.admitCookie(w, r); !ok {
+						return r, false
+					}
 				}
 			}
 		}
@@ -448,18 +451,20 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*http.Request, b
 // admitCookie lets r, without a valid bearer token, through on the
 // playground's cookie, or refuses it: 401, or 403 for the cookie without
 // its CSRF token.
-func (s *Server) admitCookie(w http.ResponseWriter, r *http.Request) bool {
-	switch ok, err := s.cookieAdmits(r); {
+func (s *Server) admitCookie(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	switch p, ok, err := s.cookieAdmits(r); {
 	case err != nil: // the cookie without its CSRF token (403), or the store failed
 		refuse(w, r, err, refusalGrace)
-		return false
+		return r, false
 	case !ok:
 		w.Header().Set("WWW-Authenticate", s.challenge(r, ""))
 		refuse(w, r, &api.Error{Code: api.CodeUnauthorized,
 			Message: "missing or wrong bearer token: send Authorization: Bearer <token> (see the host's state directory, file token)"}, refusalGrace)
-		return false
+		return r, false
+	case p.ID != tokenPrincipalID:
+		return withPrincipal(r, p), true
 	}
-	return true
+	return r, true
 }
 
 // admitBody reads r's body under rule before the mux sees r (413 at once
