@@ -90,6 +90,7 @@ type oidcDiscovery struct {
 	keys     *keySet
 	api      *oidc.IDTokenVerifier // aud: the audience
 	mcp      *oidc.IDTokenVerifier // aud: the MCP endpoint's resource URL; nil without one
+	client   *oidc.IDTokenVerifier // aud: the playground's client (its ID tokens); nil without one
 	endpoint oauth2.Endpoint
 }
 
@@ -153,6 +154,9 @@ func (a *oidcAuth) readDiscovery(ctx context.Context, mcpResource string) (*oidc
 	if mcpResource != "" {
 		d.mcp = oidc.NewVerifier(a.o.Issuer, keys, &oidc.Config{ClientID: mcpResource, SupportedSigningAlgs: algs})
 	}
+	if a.o.ClientID != "" {
+		d.client = oidc.NewVerifier(a.o.Issuer, keys, &oidc.Config{ClientID: a.o.ClientID, SupportedSigningAlgs: algs})
+	}
 	return d, nil
 }
 
@@ -197,20 +201,26 @@ func (a *oidcAuth) principal(ctx context.Context, raw string, mcpResource string
 	if forMCP && d.mcp != nil {
 		v = d.mcp
 	}
+	p, scopes, _, err := a.check(ctx, v, raw)
+	return p, scopes, err
+}
+
+// check verifies raw with v and returns its principal, scopes and nonce.
+func (a *oidcAuth) check(ctx context.Context, v *oidc.IDTokenVerifier, raw string) (Principal, []string, string, error) {
 	tok, err := v.Verify(ctx, raw)
 	if err != nil {
 		if errors.Is(err, errKeysUnavailable) {
-			return Principal{}, nil, err
+			return Principal{}, nil, "", err
 		}
-		return Principal{}, nil, &jwtError{reason: jwtReason(err)}
+		return Principal{}, nil, "", &jwtError{reason: jwtReason(err)}
 	}
 	var c tokenClaims
 	var all map[string]json.RawMessage
 	if err := tok.Claims(&c); err != nil || tok.Claims(&all) != nil {
-		return Principal{}, nil, &jwtError{reason: "its claims are not a JSON object"}
+		return Principal{}, nil, "", &jwtError{reason: "its claims are not a JSON object"}
 	}
 	if c.Subject == "" || len(c.Subject) > 255 || strings.ContainsFunc(c.Subject, isControl) {
-		return Principal{}, nil, &jwtError{reason: "its sub claim is missing or not a plain string of at most 255 bytes"}
+		return Principal{}, nil, "", &jwtError{reason: "its sub claim is missing or not a plain string of at most 255 bytes"}
 	}
 	roles := claimStrings(lookupClaim(all, a.o.RolesClaim))
 	name := firstOf(c.Name, c.PreferredUsername, c.Email, c.Subject)
@@ -219,7 +229,7 @@ func (a *oidcAuth) principal(ctx context.Context, raw string, mcpResource string
 	if len(scopes) == 0 {
 		scopes = claimStrings(c.Scp)
 	}
-	return p, scopes, nil
+	return p, scopes, tok.Nonce, nil
 }
 
 // jwtReason says in a few words why go-oidc refused a token.

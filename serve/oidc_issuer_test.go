@@ -41,7 +41,7 @@ type fakeIssuer struct {
 }
 
 type authCode struct {
-	clientID, redirect, challenge, resource, scope string
+	clientID, redirect, challenge, resource, scope, nonce string
 }
 
 func newFakeIssuer(t testing.TB) *fakeIssuer {
@@ -118,7 +118,7 @@ func (fi *fakeIssuer) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	code := base64.RawURLEncoding.EncodeToString(randBytes(16))
 	fi.mu.Lock()
-	fi.codes[code] = authCode{clientID: q.Get("client_id"), redirect: q.Get("redirect_uri"), challenge: q.Get("code_challenge"), resource: q.Get("resource"), scope: q.Get("scope")}
+	fi.codes[code] = authCode{clientID: q.Get("client_id"), redirect: q.Get("redirect_uri"), challenge: q.Get("code_challenge"), resource: q.Get("resource"), scope: q.Get("scope"), nonce: q.Get("nonce")}
 	fi.mu.Unlock()
 	to, err := url.Parse(q.Get("redirect_uri"))
 	if err != nil {
@@ -170,6 +170,9 @@ func (fi *fakeIssuer) token(w http.ResponseWriter, r *http.Request) {
 	access := fi.claims(user, aud)
 	access["scope"] = c.scope
 	id := fi.claims(user, c.clientID)
+	if c.nonce != "" {
+		id["nonce"] = c.nonce
+	}
 	writeJSONTest(w, map[string]any{"access_token": fi.sign("rsa-1", jose.RS256, access), "token_type": "Bearer", "expires_in": 300,
 		"id_token": fi.sign("rsa-1", jose.RS256, id), "scope": c.scope})
 }

@@ -116,7 +116,7 @@ func (s *Server) mountPlayground(known *http.ServeMux) error {
 	if err != nil {
 		return fmt.Errorf("playground: %w", err)
 	}
-	pg.signin = bytes.ReplaceAll(signin, []byte("{{slug}}"), []byte(slug))
+	pg.signin = bytes.ReplaceAll(bytes.ReplaceAll(signin, []byte("{{slug}}"), []byte(slug)), []byte("{{oidc}}"), s.signinOIDCLink())
 	pg.signinFailed = bytes.Replace(pg.signin, []byte(`id="signin-error" hidden`), []byte(`id="signin-error"`), 1)
 
 	get := func(p string) string { return http.MethodGet + " " + base + p }
@@ -157,6 +157,10 @@ func (s *Server) mountPlayground(known *http.ServeMux) error {
 	mount(get("/playground/signin"), true, s.signinPage)
 	mount(http.MethodPost+" "+base+"/playground/signin", true, s.signIn)
 	mount(signout, false, s.signOut)
+	if s.oidcSignIn() {
+		mount(get("/playground/oidc/login"), true, s.oidcLogin)
+		mount(get("/playground/oidc/callback"), true, s.oidcCallback)
+	}
 	for _, name := range assets {
 		mount(get("/playground/"+name), true, s.playgroundAsset)
 	}

@@ -183,8 +183,9 @@ type Server struct {
 
 	idemTTL time.Duration // Options.IdempotencyTTL
 
-	oidc  *oidcAuth // Options.OIDC; nil without (oidc.go)
-	oauth *mcpOAuth // the MCP endpoint's resource server; nil without a public URL (oidc_mcp.go)
+	oidc      *oidcAuth // Options.OIDC; nil without (oidc.go)
+	publicURL string    // Options.PublicURL, without a trailing /
+	oauth     *mcpOAuth // the MCP endpoint's resource server; nil without a public URL (oidc_mcp.go)
 
 	mcp    *mcpEndpoint
 	pg     *playground  // the web UI at /<slug>/ (playground.go)
@@ -232,6 +233,7 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 		return nil, fmt.Errorf("creating server: %w", err)
 	}
 	s.roles = roles
+	s.publicURL = strings.TrimSuffix(o.PublicURL, "/")
 	if o.OIDC != nil {
 		if s.oidc, err = newOIDC(*o.OIDC, roles); err != nil {
 			return nil, fmt.Errorf("creating server: %w", err)
