@@ -28,7 +28,8 @@ import (
 // at the first such token, within the fetch timeout, and its jwks_uri
 // gives the keys. The principal is oidc:<sub>, named by the name claim
 // (else preferred_username, else email, else sub), with the roles of the
-// roles claim. Nothing is cached per token: each request is checked.
+// roles claim. A verified token is remembered for a minute at most, never
+// past its exp (oidc_cache.go).
 
 // Defaults of [OIDCOptions].
 const (
@@ -78,6 +79,8 @@ type OIDCOptions struct {
 type oidcAuth struct {
 	o     OIDCOptions
 	roles roleTable
+
+	cache tokenCache // tokens verified lately (oidc_cache.go)
 
 	mu        sync.Mutex
 	discovery *oidcDiscovery // once read
@@ -193,6 +196,11 @@ type tokenClaims struct {
 // returns its principal and scopes. A token that fails a check is a
 // *jwtError; an issuer that cannot be reached, another error.
 func (a *oidcAuth) principal(ctx context.Context, raw string, mcpResource string, forMCP bool) (Principal, []string, error) {
+	now := time.Now()
+	key := cacheKey(raw, forMCP)
+	if e, ok := a.cache.get(key, now); ok {
+		return e.p, e.scopes, nil
+	}
 	d, err := a.discover(ctx, mcpResource)
 	if err != nil {
 		return Principal{}, nil, err
@@ -201,35 +209,43 @@ func (a *oidcAuth) principal(ctx context.Context, raw string, mcpResource string
 	if forMCP && d.mcp != nil {
 		v = d.mcp
 	}
-	p, scopes, _, err := a.check(ctx, v, raw)
+	p, scopes, exp, _, err := a.check(ctx, v, raw)
+	if err == nil {
+		until := now.Add(tokenCacheTTL)
+		if exp.Before(until) {
+			until = exp
+		}
+		a.cache.put(key, tokenEntry{p: p, scopes: scopes, until: until}, now)
+	}
 	return p, scopes, err
 }
 
-// check verifies raw with v and returns its principal, scopes and nonce.
-func (a *oidcAuth) check(ctx context.Context, v *oidc.IDTokenVerifier, raw string) (Principal, []string, string, error) {
+// check verifies raw with v and returns its principal, scopes, expiry and
+// nonce.
+func (a *oidcAuth) check(ctx context.Context, v *oidc.IDTokenVerifier, raw string) (p Principal, scopes []string, exp time.Time, nonce string, err error) {
 	tok, err := v.Verify(ctx, raw)
 	if err != nil {
 		if errors.Is(err, errKeysUnavailable) {
-			return Principal{}, nil, "", err
+			return Principal{}, nil, time.Time{}, "", err
 		}
-		return Principal{}, nil, "", &jwtError{reason: jwtReason(err)}
+		return Principal{}, nil, time.Time{}, "", &jwtError{reason: jwtReason(err)}
 	}
 	var c tokenClaims
 	var all map[string]json.RawMessage
 	if err := tok.Claims(&c); err != nil || tok.Claims(&all) != nil {
-		return Principal{}, nil, "", &jwtError{reason: "its claims are not a JSON object"}
+		return Principal{}, nil, time.Time{}, "", &jwtError{reason: "its claims are not a JSON object"}
 	}
 	if c.Subject == "" || len(c.Subject) > 255 || strings.ContainsFunc(c.Subject, isControl) {
-		return Principal{}, nil, "", &jwtError{reason: "its sub claim is missing or not a plain string of at most 255 bytes"}
+		return Principal{}, nil, time.Time{}, "", &jwtError{reason: "its sub claim is missing or not a plain string of at most 255 bytes"}
 	}
 	roles := claimStrings(lookupClaim(all, a.o.RolesClaim))
 	name := firstOf(c.Name, c.PreferredUsername, c.Email, c.Subject)
-	p := Principal{ID: "oidc:" + c.Subject, Name: clean(name), Email: clean(c.Email), Roles: roles, perms: a.roles.of(roles)}
-	scopes := claimStrings(c.Scope)
+	p = Principal{ID: "oidc:" + c.Subject, Name: clean(name), Email: clean(c.Email), Roles: roles, perms: a.roles.of(roles)}
+	scopes = claimStrings(c.Scope)
 	if len(scopes) == 0 {
 		scopes = claimStrings(c.Scp)
 	}
-	return p, scopes, tok.Nonce, nil
+	return p, scopes, tok.Expiry, tok.Nonce, nil
 }
 
 // jwtReason says in a few words why go-oidc refused a token.

@@ -273,3 +273,36 @@ func decodeJSON(t *testing.T, resp *http.Response, v any) {
 		t.Fatal(err)
 	}
 }
+
+// A verified token is remembered (the JWKS is not read again, and the
+// answer is the same), but never past its exp: the same token is refused
+// from the second its exp passes.
+func TestOIDCTokenNotCachedPastExp(t *testing.T) {
+	fi := newFakeIssuer(t)
+	b, _ := setupOIDC(t, fi, nil)
+	exp := time.Now().Add(2 * time.Second).Truncate(time.Second)
+	tok := fi.sign("rsa-1", jose.RS256, with(fi.claims(fi.user, oidcAudience), map[string]any{"exp": exp.Unix()}))
+	for range 3 {
+		if got := b.do(t, "GET", "/sessions", tok, ""); got.status != 200 {
+			t.Fatalf("a valid token: %d %s", got.status, got.msg)
+		}
+	}
+	deadline := exp.Add(3 * time.Second)
+	for {
+		before := time.Now()
+		got := b.do(t, "GET", "/sessions", tok, "")
+		if got.status == 401 {
+			break
+		}
+		if !before.Before(exp.Add(time.Second)) {
+			t.Fatalf("the token still opens the API at %s, its exp %s", before.Format(time.RFC3339Nano), exp.Format(time.RFC3339))
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the token was never refused")
+		}
+		time.Sleep(20 * time.Millisecond) // waiting for the clock to pass exp: there is no event to wait on
+	}
+	if time.Now().Before(exp) {
+		t.Errorf("the token was refused before its exp")
+	}
+}

@@ -148,7 +148,7 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) {
 		s.pgSignInError(w, http.StatusUnauthorized, "the issuer answered without an ID token")
 		return
 	}
-	p, _, nonce, err := s.oidc.check(ctx, d.client, raw)
+	p, _, _, nonce, err := s.oidc.check(ctx, d.client, raw)
 	if err == nil && !hmac.Equal([]byte(nonce), []byte(login.Nonce)) {
 		err = errors.New("the ID token's nonce is not this sign-in's")
 	}

@@ -1,8 +1,10 @@
 // Package serve puts a [host.Host] on HTTP: the API of package api (direct
 // tool calls, sessions and their event streams, approvals, artifacts and
 // the OpenAPI document), and the server tools over MCP at /<slug>/mcp,
-// behind a bearer token or API keys with roles ([Principal],
-// [Options.Roles]), with request logs. [Server]
+// behind a bearer token, API keys with roles ([Principal],
+// [Options.Roles]) or an OpenID Connect issuer's JWTs ([OIDCOptions]; with
+// [Options.PublicURL], the MCP endpoint is an OAuth resource server too),
+// with request logs. [Server]
 // is the http.Handler; [ListenAndServe] runs it and drains in-flight calls
 // on shutdown. It opens no database: the host is given its store. The
 // agent binaries agent-sdk builds run it through package agentmain.
