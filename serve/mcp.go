@@ -84,12 +84,12 @@ func newMCP(s *Server, origins []string) (*mcpEndpoint, error) {
 		}
 		e.tools[info.Name] = true
 	}
-	e.sdk = withTokenInfo(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+	e.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	// A call with a progress token is answered as an event stream, so that
 	// its notifications/progress can go ahead of the result.
-	e.sdkSSE = withTokenInfo(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true}))
+	e.sdkSSE = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true})
 	return e, nil
 }
 
@@ -149,14 +149,8 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // handle is the SDK's tools/call handler.
 func (e *mcpEndpoint) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var header http.Header
-	var p *Principal
 	if req.Extra != nil {
 		header = req.Extra.Header
-		if ti := req.Extra.TokenInfo; ti != nil {
-			if pp, ok := ti.Extra[principalExtra].(Principal); ok {
-				p = &pp
-			}
-		}
 	}
 	var progress func(api.Payload)
 	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
@@ -168,7 +162,7 @@ func (e *mcpEndpoint) handle(ctx context.Context, req *mcp.CallToolRequest) (*mc
 			}
 		}
 	}
-	res, rpcErr := e.call(ctx, req.Params.Name, req.Params.Arguments, header, p, progress)
+	res, rpcErr := e.call(ctx, req.Params.Name, req.Params.Arguments, header, nil, progress)
 	if rpcErr != nil {
 		return nil, rpcErr
 	}
@@ -181,8 +175,9 @@ func (e *mcpEndpoint) handle(ctx context.Context, req *mcp.CallToolRequest) (*mc
 // input, a refusal) is a result with isError, which the model can read and
 // act on; a call that could not be made at all is a JSON-RPC error with a
 // proper code. It acts for admitted, the principal ServeHTTP admitted
-// the request as, when known (else the header's credential is checked
-// again).
+// the request as, when known (the fast path); else the header's
+// credential is checked again (the SDK hands a tool's handler the
+// request's header, not its context).
 func (e *mcpEndpoint) call(ctx context.Context, name string, args json.RawMessage, header http.Header, admitted *Principal, progress func(api.Payload)) (*mcp.CallToolResult, *jsonrpc.Error) {
 	if !e.tools[name] {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}

@@ -362,7 +362,7 @@ func (s *Server) refuseJWT(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.As(err, &bad):
 		w.Header().Set("WWW-Authenticate", s.challenge(r, `error="invalid_token"`))
-		s.logger.Info("refused a bearer JWT", "path", r.URL.Path, "reason", bad.reason)
+		s.logger.Debug("refused a bearer JWT", "path", r.URL.Path, "reason", bad.reason)
 		refuse(w, r, &api.Error{Code: api.CodeUnauthorized, Message: bad.Error()}, refusalGrace)
 	case errors.Is(err, errInsufficientScope):
 		w.Header().Set("WWW-Authenticate", s.challenge(r, `error="insufficient_scope", scope="`+ScopeToolsCall+`"`))

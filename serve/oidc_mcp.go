@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -126,21 +125,4 @@ func (s *Server) mountOAuthMetadata(known *http.ServeMux) {
 		s.public[s.oauth.metadataPath] = append(s.public[s.oauth.metadataPath], pattern)
 		s.unauth.limit(pattern, 0)
 	}
-}
-
-// principalExtra keys the principal in the MCP SDK's auth.TokenInfo.
-const principalExtra = "agentsdk.principal"
-
-// tokenInfo hands the MCP SDK the principal ServeHTTP admitted the
-// request as, so that a tools/call's handler acts for it without the
-// credential being checked again (req.Extra.TokenInfo).
-func tokenInfo(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
-	p := principalOf(r)
-	return &auth.TokenInfo{UserID: p.ID, Extra: map[string]any{principalExtra: p}}, nil
-}
-
-// withTokenInfo wraps an SDK handler so that its requests carry the
-// admitted principal.
-func withTokenInfo(h http.Handler) http.Handler {
-	return auth.RequireBearerToken(tokenInfo, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 }

@@ -201,11 +201,11 @@ func (s *Server) mayCall(p Principal, name string) error {
 }
 
 // principalFor returns whom an MCP request with header acts for, from
-// its credential again, when the principal ServeHTTP admitted it as did
-// not reach the tool's handler (it reaches it in the SDK's TokenInfo:
-// oidc_mcp.go). The request was admitted, so its credential was checked
-// once already; an API key is looked up again (revoked in between, it is
-// refused now) and a JWT verified again.
+// its credential again: the MCP SDK hands a tool's handler the request's
+// header, not its context. The request was admitted, so its credential
+// was checked once already; an API key is looked up again (revoked in
+// between, it is refused now), a JWT found in the verified-token cache
+// (oidc_cache.go) or verified again.
 func (s *Server) principalFor(ctx context.Context, h http.Header) (Principal, error) {
 	p, isKey, err := s.keyPrincipal(ctx, h)
 	switch {
