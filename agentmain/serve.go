@@ -134,6 +134,9 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused
 	}
+	if auth.Auth.OIDC != nil && f.PublicURL == "" {
+		logger.Warn("auth.oidc without --public-url: the MCP endpoint takes tokens for the API's audience only, and is no OAuth resource server (no protected-resource metadata for MCP clients to sign in with)")
+	}
 	wait := f.ApprovalWait
 	if wait == 0 {
 		wait = -1 // answer at once

@@ -14,6 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/agentsdk/agentsdk/serve"
 )
 
 // browser plays the user's browser for an OAuth client: it opens the
@@ -173,5 +175,39 @@ func TestMCPOAuth(t *testing.T) {
 	}
 	if res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "deploy", Arguments: map[string]any{}}); err != nil || !res.IsError || !strings.Contains(text(t, res), "deployer") {
 		t.Errorf("an admin's token calling deploy (Callers: deployer): %+v %v, want isError naming deployer", res, err)
+	}
+}
+
+// With the fast path off, the SDK answers every request and a tool's
+// handler finds the JWT's principal from the header again: the same
+// answers (an operator's token calls echo, not deploy; a reader's calls
+// nothing).
+func TestMCPOAuthThroughSDK(t *testing.T) {
+	fi := newFakeIssuer(t)
+	b, public := setupOIDC(t, fi, nil)
+	serve.SetMCPFastPath(b.srv, false)
+	endpoint := public + "/agent/mcp"
+	base := fi.claims(fi.user, endpoint)
+	base["scope"] = "tools:call"
+	for _, c := range []struct {
+		roles      []string
+		tool, want string
+		isError    bool
+	}{
+		{[]string{"operator"}, "echo", "echoed", false},
+		{[]string{"operator"}, "deploy", "deployer", true},
+		{[]string{"reader"}, "echo", "permission call", true},
+	} {
+		s, err := (&mcpBundle{url: endpoint}).connect(t, fi.sign("rsa-1", jose.RS256, with(base, map[string]any{"roles": c.roles})), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{}})
+		if err != nil || res.IsError != c.isError || !strings.Contains(text(t, res), c.want) {
+			t.Errorf("%v calling %s: %+v %v, want isError %v with %q", c.roles, c.tool, res, err, c.isError, c.want)
+		}
+	}
+	if n := serve.MCPFastHits(b.srv); n != 0 {
+		t.Errorf("the fast path answered %d requests, want none", n)
 	}
 }
