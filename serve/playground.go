@@ -73,6 +73,7 @@ type playground struct {
 	base       string   // /<slug>
 	sessionKey [32]byte // keys the cookies' MACs
 	csrfKey    [32]byte // keys the CSRF tokens
+	loginKey   [32]byte // keys the cookies of sign-ins with the OIDC issuer (playground_oidc.go)
 	tokenHash  [32]byte // the host token's SHA-256, compared with the posted one's
 
 	pageHead, pageTail   []byte // the page, around its CSRF token
@@ -99,6 +100,7 @@ func (s *Server) mountPlayground(known *http.ServeMux) error {
 	pg := &playground{kv: s.host.Handle().Host.KV, base: base, assets: map[string]pgAsset{}, cookieRoutes: map[string]bool{}}
 	pg.sessionKey = sha256.Sum256(append([]byte("agent-sdk playground session\x00"), s.token...))
 	pg.csrfKey = sha256.Sum256(append([]byte("agent-sdk playground csrf\x00"), s.token...))
+	pg.loginKey = sha256.Sum256(append([]byte("agent-sdk playground oidc login\x00"), s.token...))
 	pg.tokenHash = sha256.Sum256(s.token)
 
 	index, err := read("index.html")

@@ -5,10 +5,9 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"html"
 	"net/http"
 	"strings"
@@ -17,39 +16,67 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
-	"github.com/agentsdk/agentsdk/tool"
 )
 
 // Signing in to the playground with the OIDC issuer (OIDCOptions.ClientID
 // set): the authorization code flow with PKCE (S256), as a public client.
 //
 //   - GET /<slug>/playground/oidc/login makes a state, a PKCE verifier
-//     and a nonce, records them in the agent's KV under
-//     playground/oidc/<SHA-256 of the state> for ten minutes (so that the
-//     callback may reach any host of the agent), sets a cookie holding the
-//     state (SameSite=Lax, so that it comes back with the issuer's
-//     redirect, and only to the callback's path), and sends the browser
-//     to the issuer's authorization endpoint.
-//   - GET /<slug>/playground/oidc/callback takes the code: the state must
-//     be the cookie's (a login started in another browser, or by a page
-//     of another site, is refused) and recorded (each once: the record is
-//     deleted as it is read); the code is exchanged with the verifier;
-//     the ID token is checked as any token (signature, iss, exp, nbf) with
-//     the client as its audience, and its nonce must be the recorded one.
-//     Its principal (oidc:<sub>, name, email, the roles of the roles claim)
-//     is recorded with a new playground session, whose cookie is set as
-//     for a sign-in with the token.
+//     and a nonce, and keeps them in a cookie for ten minutes, MACed with
+//     a key derived from the host token (so that only a host of this agent
+//     made it, and any of them takes it back), HttpOnly, SameSite=Lax (so
+//     that it comes back with the issuer's redirect) and only for the
+//     callback's path; nothing is written on the host, so that requests
+//     without any credential cannot fill its store. It then sends the
+//     browser to the issuer's authorization endpoint.
+//   - GET /<slug>/playground/oidc/callback takes the code: the cookie must
+//     be valid and unexpired and its state the one the issuer sent back (a
+//     login started in another browser, or by a page of another site, is
+//     refused), and it is cleared; the code, which the issuer takes once,
+//     is exchanged with the verifier; the ID token is checked as any token
+//     (signature, iss, exp, nbf) with the client as its audience, and its
+//     nonce must be the cookie's. Its principal (oidc:<sub>, name, email,
+//     the roles of the roles claim) is recorded with a new playground
+//     session, whose cookie is set as for a sign-in with the token.
 
 const (
-	pgOIDCKVPrefix = "playground/oidc/"
-	pgOIDCCookie   = "agent_playground_oidc"
-	pgOIDCTTL      = 10 * time.Minute
+	pgOIDCCookie = "agent_playground_oidc"
+	pgOIDCTTL    = 10 * time.Minute
 )
 
-// pgLogin is a login in flight, as the KV records it.
+// pgLogin is a login in flight, as its cookie carries it.
 type pgLogin struct {
+	State    string `json:"state"`
 	Verifier string `json:"verifier"`
 	Nonce    string `json:"nonce"`
+	Expires  int64  `json:"exp"` // Unix seconds
+}
+
+// loginCookie is l's cookie value: its JSON, base64url, a dot and its MAC.
+func (pg *playground) loginCookie(l pgLogin) string {
+	b, _ := json.Marshal(l)
+	body := base64.RawURLEncoding.EncodeToString(b)
+	return body + "." + pg.loginMAC(body)
+}
+
+func (pg *playground) loginMAC(body string) string {
+	m := hmac.New(sha256.New, pg.loginKey[:])
+	m.Write([]byte(body))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// readLogin checks a login cookie's MAC and expiry and returns its login.
+func (pg *playground) readLogin(value string) (pgLogin, bool) {
+	body, mac, ok := strings.Cut(value, ".")
+	if !ok || len(value) > 4096 || !hmac.Equal([]byte(mac), []byte(pg.loginMAC(body))) {
+		return pgLogin{}, false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(body)
+	var l pgLogin
+	if err != nil || json.Unmarshal(raw, &l) != nil || l.State == "" || l.Verifier == "" || time.Now().Unix() > l.Expires {
+		return pgLogin{}, false
+	}
+	return l, true
 }
 
 // oidcSignIn reports whether the playground offers a sign-in with the
@@ -96,20 +123,10 @@ func (s *Server) oidcLogin(w http.ResponseWriter, r *http.Request) {
 		s.pgSignInError(w, http.StatusServiceUnavailable, "the OIDC issuer cannot be reached: "+err.Error())
 		return
 	}
-	state, nonce, verifier := rand.Text(), rand.Text(), oauth2.GenerateVerifier()
-	rec, _ := json.Marshal(pgLogin{Verifier: verifier, Nonce: nonce})
-	if _, err := s.pg.kv.Set(r.Context(), loginKey(state), rec, &tool.KVSetOptions{TTL: pgOIDCTTL}); err != nil {
-		s.pgSignInError(w, http.StatusInternalServerError, "recording the sign-in: "+err.Error())
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: pgOIDCCookie, Value: state, Path: s.pg.base + "/playground/oidc/", MaxAge: int(pgOIDCTTL / time.Second),
+	l := pgLogin{State: rand.Text(), Nonce: rand.Text(), Verifier: oauth2.GenerateVerifier(), Expires: time.Now().Add(pgOIDCTTL).Unix()}
+	http.SetCookie(w, &http.Cookie{Name: pgOIDCCookie, Value: s.pg.loginCookie(l), Path: s.pg.base + "/playground/oidc/", MaxAge: int(pgOIDCTTL / time.Second),
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https"})
-	pgRedirect(w, cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oidc.Nonce(nonce)))
-}
-
-func loginKey(state string) string {
-	sum := sha256.Sum256([]byte(state))
-	return pgOIDCKVPrefix + hex.EncodeToString(sum[:])
+	pgRedirect(w, cfg.AuthCodeURL(l.State, oauth2.S256ChallengeOption(l.Verifier), oidc.Nonce(l.Nonce)))
 }
 
 // oidcCallback ends a sign-in with the issuer.
@@ -120,17 +137,16 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	state, code := q.Get("state"), q.Get("code")
-	c, err := r.Cookie(pgOIDCCookie)
-	if state == "" || code == "" || err != nil || !hmac.Equal([]byte(c.Value), []byte(state)) {
-		s.pgSignInError(w, http.StatusBadRequest, "this sign-in was not started in this browser (or its cookie expired): start again")
+	var login pgLogin
+	ok := false
+	if c, err := r.Cookie(pgOIDCCookie); err == nil {
+		login, ok = s.pg.readLogin(c.Value)
+	}
+	if state == "" || code == "" || !ok || !hmac.Equal([]byte(login.State), []byte(state)) {
+		s.pgSignInError(w, http.StatusBadRequest, "this sign-in was not started in this browser, or it expired: start again")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: pgOIDCCookie, Path: s.pg.base + "/playground/oidc/", MaxAge: -1, HttpOnly: true})
-	login, err := s.takeLogin(r.Context(), state)
-	if err != nil {
-		s.pgSignInError(w, http.StatusBadRequest, err.Error())
-		return
-	}
 	cfg, d, err := s.oauthConfig(r.Context(), r)
 	if err != nil {
 		s.pgSignInError(w, http.StatusServiceUnavailable, "the OIDC issuer cannot be reached: "+err.Error())
@@ -158,26 +174,6 @@ func (s *Server) oidcCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.openPlaygroundSession(w, r, pgRecord{Principal: &pgPrincipal{ID: p.ID, Name: p.Name, Email: p.Email, Roles: p.Roles}}, p, PlaygroundTTL)
-}
-
-// takeLogin reads and deletes the login of state: each is used once.
-func (s *Server) takeLogin(ctx context.Context, state string) (pgLogin, error) {
-	key := loginKey(state)
-	v, err := s.pg.kv.Get(ctx, key)
-	if errors.Is(err, tool.ErrKeyNotFound) {
-		return pgLogin{}, errors.New("this sign-in is unknown, used already or expired: start again")
-	}
-	if err != nil {
-		return pgLogin{}, fmt.Errorf("reading the sign-in: %w", err)
-	}
-	if err := s.pg.kv.Delete(ctx, key); err != nil {
-		return pgLogin{}, fmt.Errorf("ending the sign-in: %w", err)
-	}
-	var l pgLogin
-	if json.Unmarshal(v.Value, &l) != nil || l.Verifier == "" {
-		return pgLogin{}, errors.New("the sign-in's record is damaged: start again")
-	}
-	return l, nil
 }
 
 // pgSignInError answers a failed sign-in with the issuer: the sign-in page

@@ -47,8 +47,9 @@ func cookieNamed(resp *http.Response, name string) *http.Cookie {
 // redirects to the issuer's authorization endpoint with PKCE (S256), a
 // nonce and the callback under the public URL, and sets the state
 // cookie; the issuer's redirect back, with that cookie, opens a
-// playground session acting as oidc:alice with her roles. The same
-// callback again, or one without the state cookie, is refused.
+// playground session acting as oidc:alice with her roles. The callback
+// without the login cookie, with another login's or a tampered one, or
+// again (the issuer takes a code once), is refused.
 func TestPlaygroundOIDCSignIn(t *testing.T) {
 	fi := newFakeIssuer(t)
 	b, public := setupOIDC(t, fi, func(o *serve.OIDCOptions) { o.ClientID = "pg-client" })
@@ -74,17 +75,23 @@ func TestPlaygroundOIDCSignIn(t *testing.T) {
 		t.Errorf("the authorization request: %v", q)
 	}
 	state := cookieNamed(login, "agent_playground_oidc")
-	if state == nil || state.Value != q.Get("state") || !state.HttpOnly || state.SameSite != http.SameSiteLaxMode {
-		t.Fatalf("the state cookie: %+v, want the state, HttpOnly, SameSite=Lax", state)
+	if state == nil || !state.HttpOnly || state.SameSite != http.SameSiteLaxMode || state.Path != "/agent/playground/oidc/" {
+		t.Fatalf("the login cookie: %+v, want HttpOnly, SameSite=Lax, for the callback's path", state)
 	}
+	other := get(t, public+"/agent/playground/oidc/login") // another login, in another browser
+	otherState := cookieNamed(other, "agent_playground_oidc")
 
 	back := get(t, to.String())
 	callback := back.Header.Get("Location")
 	if back.StatusCode != http.StatusFound || !strings.HasPrefix(callback, public+"/agent/playground/oidc/callback?") {
 		t.Fatalf("the issuer's redirect: %d %q", back.StatusCode, callback)
 	}
-	if resp := get(t, callback); resp.StatusCode != http.StatusBadRequest || cookieNamed(resp, serve.PlaygroundCookie) != nil {
-		t.Errorf("the callback without the state cookie: %d, want 400 and no session", resp.StatusCode)
+	tampered := *state
+	tampered.Value = strings.Replace(tampered.Value, ".", ".x", 1)
+	for name, cookies := range map[string][]*http.Cookie{"no login cookie": nil, "another login's cookie": {otherState}, "a tampered cookie": {&tampered}} {
+		if resp := get(t, callback, cookies...); resp.StatusCode != http.StatusBadRequest || cookieNamed(resp, serve.PlaygroundCookie) != nil {
+			t.Errorf("the callback with %s: %d, want 400 and no session", name, resp.StatusCode)
+		}
 	}
 	done := get(t, callback, state)
 	session := cookieNamed(done, serve.PlaygroundCookie)
