@@ -15,7 +15,6 @@ import (
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
-
 )
 
 // Signing in to the playground with the OIDC issuer (OIDCOptions.ClientID
