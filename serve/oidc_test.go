@@ -306,3 +306,41 @@ func TestOIDCTokenNotCachedPastExp(t *testing.T) {
 		t.Errorf("the token was refused before its exp")
 	}
 }
+
+// Every route but the public ones refuses a bad JWT (expired, or for
+// another audience) with 401 invalid_token before anything else, as it
+// refuses a wrong token; the MCP endpoint's challenge names its metadata.
+func TestOIDCEveryRouteRefusesBadJWT(t *testing.T) {
+	fi := newFakeIssuer(t)
+	_, public := setupOIDC(t, fi, nil)
+	base := fi.claims(fi.user, oidcAudience)
+	bad := map[string]string{
+		"expired":        fi.sign("rsa-1", jose.RS256, with(base, map[string]any{"exp": time.Now().Add(-time.Hour).Unix()})),
+		"wrong audience": fi.sign("ec-1", jose.ES256, with(base, map[string]any{"aud": "elsewhere"})),
+	}
+	type target struct{ method, url string }
+	var targets []target
+	for _, r := range api.Routes {
+		if !r.Public {
+			targets = append(targets, target{r.Method, public + "/agent/v1" + routePath(r, "sess_x")})
+		}
+	}
+	targets = append(targets, target{"POST", public + "/agent/mcp"}, target{"GET", public + "/agent/mcp"})
+	for name, tok := range bad {
+		for _, tg := range targets {
+			req, _ := http.NewRequest(tg.method, tg.url, strings.NewReader(`{}`))
+			req.Header.Set("Authorization", "Bearer "+tok)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			www := resp.Header.Get("WWW-Authenticate")
+			wantMeta := strings.HasSuffix(tg.url, "/agent/mcp")
+			if resp.StatusCode != 401 || !strings.Contains(www, `error="invalid_token"`) || strings.Contains(www, "resource_metadata") != wantMeta {
+				t.Errorf("%s %s with an %s JWT: %d %q", tg.method, tg.url, name, resp.StatusCode, www)
+			}
+		}
+	}
+}
