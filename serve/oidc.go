@@ -238,7 +238,7 @@ func (a *oidcAuth) check(ctx context.Context, v *oidc.IDTokenVerifier, raw strin
 	if c.Subject == "" || len(c.Subject) > 255 || strings.ContainsFunc(c.Subject, isControl) {
 		return Principal{}, nil, time.Time{}, "", &jwtError{reason: "its sub claim is missing or not a plain string of at most 255 bytes"}
 	}
-	roles := claimStrings(lookupClaim(all, a.o.RolesClaim))
+	roles := boundRoles(claimStrings(lookupClaim(all, a.o.RolesClaim)))
 	name := firstOf(c.Name, c.PreferredUsername, c.Email, c.Subject)
 	p = Principal{ID: "oidc:" + c.Subject, Name: clean(name), Email: clean(c.Email), Roles: roles, perms: a.roles.of(roles)}
 	scopes = claimStrings(c.Scope)
@@ -305,6 +305,14 @@ func lookupClaim(all map[string]json.RawMessage, name string) json.RawMessage {
 		return nil
 	}
 	return lookupClaim(inner, rest)
+}
+
+// boundRoles keeps at most 64 of a token's roles, each of at most 64
+// bytes without control characters: roles the host does not define
+// grant nothing, but they are shown in refusals and records.
+func boundRoles(roles []string) []string {
+	roles = slices.DeleteFunc(roles, func(r string) bool { return len(r) > 64 || strings.ContainsFunc(r, isControl) })
+	return roles[:min(len(roles), 64)]
 }
 
 // claimStrings reads a claim that is a string (values separated by
