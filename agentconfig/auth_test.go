@@ -52,3 +52,40 @@ func TestAuthRoles(t *testing.T) {
 		})
 	}
 }
+
+// auth.oidc: the issuer (https, or http on loopback) and the audience
+// are required; the rest is read as given.
+func TestAuthOIDC(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml, wantErr string
+		want                *OIDC
+	}{
+		{"full", "auth:\n  oidc:\n    issuer: https://login.example.com\n    audience: agent-api\n    rolesClaim: realm_access.roles\n    clientId: pg\n", "",
+			&OIDC{Issuer: "https://login.example.com", Audience: "agent-api", RolesClaim: "realm_access.roles", ClientID: "pg"}},
+		{"loopback http", "auth:\n  oidc:\n    issuer: http://127.0.0.1:5556\n    audience: a\n", "", &OIDC{Issuer: "http://127.0.0.1:5556", Audience: "a"}},
+		{"plain http", "auth:\n  oidc:\n    issuer: http://login.example.com\n    audience: a\n", "auth.oidc.issuer", nil},
+		{"no issuer", "auth:\n  oidc:\n    audience: a\n", "auth.oidc.issuer", nil},
+		{"no audience", "auth:\n  oidc:\n    issuer: https://login.example.com\n", "auth.oidc.audience: required", nil},
+		{"unknown key", "auth:\n  oidc:\n    issuer: https://login.example.com\n    audience: a\n    roleClaim: roles\n", `unknown key "roleClaim"`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "agent.yaml")
+			if err := os.WriteFile(path, []byte(tc.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c, err := Load(path)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Load = %v, want an error with %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Auth.OIDC == nil || *c.Auth.OIDC != *tc.want {
+				t.Errorf("auth.oidc = %+v, want %+v", c.Auth.OIDC, tc.want)
+			}
+		})
+	}
+}

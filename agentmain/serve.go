@@ -151,6 +151,9 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused
 	}
+	if auth.Auth.OIDC != nil && f.PublicURL == "" {
+		logger.Warn("auth.oidc without --public-url: the MCP endpoint takes tokens for the API's audience only, and is no OAuth resource server (no protected-resource metadata for MCP clients to sign in with)")
+	}
 	wait := f.ApprovalWait
 	if wait == 0 {
 		wait = -1 // answer at once
@@ -158,7 +161,7 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 	srv, err := serve.New(h, &serve.Options{Slug: f.Slug, Token: secret, MaxBodyBytes: f.MaxBodyBytes, Logger: logger, ApprovalWait: wait,
 		BodyTimeout: noLimit(f.BodyTimeout), MaxStreams: noLimit(f.MaxStreams), StreamWriteTimeout: noLimit(f.StreamWriteTimeout), MaxOverrun: noLimit(f.MaxOverrun),
 		UnauthBodyTimeout: noLimit(f.UnauthBodyTimeout), MaxUnauthBodies: noLimit(f.MaxUnauthBodies), IdempotencyTTL: f.IdempotencyTTL, MCPOrigins: append(splitList(f.MCPOrigins), originOf(f.PublicURL)...),
-		Roles: auth.Auth.Permissions(), Evals: ev})
+		Roles: auth.Auth.Permissions(), Evals: ev, OIDC: oidcOptions(auth.Auth.OIDC), PublicURL: f.PublicURL})
 	if err != nil {
 		fmt.Fprintln(stdio.Err, err)
 		return command.ExitRefused
@@ -350,4 +353,13 @@ func originOf(public string) []string {
 		return nil
 	}
 	return []string{u.Scheme + "://" + u.Host}
+}
+
+// oidcOptions are serve's options for agent.yaml's auth.oidc; nil
+// without it.
+func oidcOptions(o *agentconfig.OIDC) *serve.OIDCOptions {
+	if o == nil {
+		return nil
+	}
+	return &serve.OIDCOptions{Issuer: o.Issuer, Audience: o.Audience, RolesClaim: o.RolesClaim, ClientID: o.ClientID}
 }

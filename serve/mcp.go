@@ -162,7 +162,7 @@ func (e *mcpEndpoint) handle(ctx context.Context, req *mcp.CallToolRequest) (*mc
 			}
 		}
 	}
-	res, rpcErr := e.call(ctx, req.Params.Name, req.Params.Arguments, header, progress)
+	res, rpcErr := e.call(ctx, req.Params.Name, req.Params.Arguments, header, nil, progress)
 	if rpcErr != nil {
 		return nil, rpcErr
 	}
@@ -174,12 +174,21 @@ func (e *mcpEndpoint) handle(ctx context.Context, req *mcp.CallToolRequest) (*mc
 // cloud turn. Whatever the tool did (an error, a panic, a timeout, invalid
 // input, a refusal) is a result with isError, which the model can read and
 // act on; a call that could not be made at all is a JSON-RPC error with a
-// proper code.
-func (e *mcpEndpoint) call(ctx context.Context, name string, args json.RawMessage, header http.Header, progress func(api.Payload)) (*mcp.CallToolResult, *jsonrpc.Error) {
+// proper code. It acts for admitted, the principal ServeHTTP admitted
+// the request as, when known (the fast path); else the header's
+// credential is checked again (the SDK hands a tool's handler the
+// request's header, not its context).
+func (e *mcpEndpoint) call(ctx context.Context, name string, args json.RawMessage, header http.Header, admitted *Principal, progress func(api.Payload)) (*mcp.CallToolResult, *jsonrpc.Error) {
 	if !e.tools[name] {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 	}
-	p, err := e.s.principalFor(ctx, header)
+	var p Principal
+	var err error
+	if admitted != nil {
+		p = *admitted
+	} else {
+		p, err = e.s.principalFor(ctx, header)
+	}
 	if err == nil {
 		err = e.s.mayCall(p, name)
 	}

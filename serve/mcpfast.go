@@ -49,7 +49,8 @@ func (e *mcpEndpoint) fast(w http.ResponseWriter, r *http.Request) bool {
 	if !ok {
 		return false
 	}
-	res, rpcErr := e.call(r.Context(), c.name, c.args, r.Header, nil)
+	admitted := principalOf(r)
+	res, rpcErr := e.call(r.Context(), c.name, c.args, r.Header, &admitted, nil)
 	var result []byte
 	if rpcErr == nil {
 		var err error

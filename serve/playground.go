@@ -5,7 +5,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"embed"
 	"encoding/base64"
 	"encoding/hex"
@@ -74,6 +73,7 @@ type playground struct {
 	base       string   // /<slug>
 	sessionKey [32]byte // keys the cookies' MACs
 	csrfKey    [32]byte // keys the CSRF tokens
+	loginKey   [32]byte // keys the cookies of sign-ins with the OIDC issuer (playground_oidc.go)
 	tokenHash  [32]byte // the host token's SHA-256, compared with the posted one's
 
 	pageHead, pageTail   []byte // the page, around its CSRF token
@@ -100,6 +100,7 @@ func (s *Server) mountPlayground(known *http.ServeMux) error {
 	pg := &playground{kv: s.host.Handle().Host.KV, base: base, assets: map[string]pgAsset{}, cookieRoutes: map[string]bool{}}
 	pg.sessionKey = sha256.Sum256(append([]byte("agent-sdk playground session\x00"), s.token...))
 	pg.csrfKey = sha256.Sum256(append([]byte("agent-sdk playground csrf\x00"), s.token...))
+	pg.loginKey = sha256.Sum256(append([]byte("agent-sdk playground oidc login\x00"), s.token...))
 	pg.tokenHash = sha256.Sum256(s.token)
 
 	index, err := read("index.html")
@@ -117,7 +118,7 @@ func (s *Server) mountPlayground(known *http.ServeMux) error {
 	if err != nil {
 		return fmt.Errorf("playground: %w", err)
 	}
-	pg.signin = bytes.ReplaceAll(signin, []byte("{{slug}}"), []byte(slug))
+	pg.signin = bytes.ReplaceAll(bytes.ReplaceAll(signin, []byte("{{slug}}"), []byte(slug)), []byte("{{oidc}}"), s.signinOIDCLink())
 	pg.signinFailed = bytes.Replace(pg.signin, []byte(`id="signin-error" hidden`), []byte(`id="signin-error"`), 1)
 
 	get := func(p string) string { return http.MethodGet + " " + base + p }
@@ -158,6 +159,10 @@ func (s *Server) mountPlayground(known *http.ServeMux) error {
 	mount(get("/playground/signin"), true, s.signinPage)
 	mount(http.MethodPost+" "+base+"/playground/signin", true, s.signIn)
 	mount(signout, false, s.signOut)
+	if s.oidcSignIn() {
+		mount(get("/playground/oidc/login"), true, s.oidcLogin)
+		mount(get("/playground/oidc/callback"), true, s.oidcCallback)
+	}
 	for _, name := range assets {
 		mount(get("/playground/"+name), true, s.playgroundAsset)
 	}
@@ -198,7 +203,7 @@ func pgHTML(w http.ResponseWriter, status int, parts ...[]byte) {
 // playgroundPage serves the page, with the CSRF token of the session, or
 // sends a request without a valid cookie to the sign-in page.
 func (s *Server) playgroundPage(w http.ResponseWriter, r *http.Request) {
-	sid, ok, err := s.pg.session(r)
+	sid, ok, err := s.livePlaygroundSession(r)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -225,7 +230,7 @@ func (s *Server) playgroundAsset(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) signinPage(w http.ResponseWriter, r *http.Request) {
-	if _, ok, _ := s.pg.session(r); ok {
+	if _, ok, _ := s.livePlaygroundSession(r); ok {
 		pgRedirect(w, s.pg.base+"/")
 		return
 	}
@@ -250,23 +255,35 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	form, _ := url.ParseQuery(string(body))
-	posted := sha256.Sum256([]byte(form.Get("token")))
-	if subtle.ConstantTimeCompare(posted[:], s.pg.tokenHash[:]) != 1 {
-		s.logger.Warn("refused a playground sign-in: wrong token", "remote", r.RemoteAddr)
+	rec, p, ok, err := s.signInPrincipal(r.Context(), strings.TrimSpace(form.Get("token")))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if !ok {
+		s.logger.Warn("refused a playground sign-in: wrong token or key", "remote", r.RemoteAddr)
 		pgHTML(w, http.StatusUnauthorized, s.pg.signinFailed)
 		return
 	}
+	s.openPlaygroundSession(w, r, rec, p, PlaygroundTTL)
+}
+
+// openPlaygroundSession records a session of rec for ttl, sets its
+// cookie and sends the browser to the page.
+func (s *Server) openPlaygroundSession(w http.ResponseWriter, r *http.Request, rec pgRecord, p Principal, ttl time.Duration) {
 	var raw [32]byte
 	rand.Read(raw[:])
 	sid := base64.RawURLEncoding.EncodeToString(raw[:])
 	now := time.Now().UTC()
-	rec, _ := json.Marshal(map[string]any{"createdAt": now, "expiresAt": now.Add(PlaygroundTTL), "remote": r.RemoteAddr})
-	if _, err := s.pg.kv.Set(r.Context(), s.pg.key(sid), rec, &tool.KVSetOptions{TTL: PlaygroundTTL}); err != nil {
+	rec.CreatedAt, rec.ExpiresAt, rec.Remote = now, now.Add(ttl), r.RemoteAddr
+	b, _ := json.Marshal(rec)
+	if _, err := s.pg.kv.Set(r.Context(), s.pg.key(sid), b, &tool.KVSetOptions{TTL: ttl}); err != nil {
 		writeError(w, api.Errorf(api.CodeInternal, "recording the playground session: %w", err))
 		return
 	}
-	s.auditSignIn(r, api.AuditSignIn, sid)
-	http.SetCookie(w, s.pg.cookie(r, sid+"."+s.pg.mac(sid), int(PlaygroundTTL/time.Second)))
+	s.logger.Info("signed in to the playground", "principal", p.ID, "remote", r.RemoteAddr)
+	s.auditSignIn(r, api.AuditSignIn, sid, p.ID)
+	http.SetCookie(w, s.pg.cookie(r, sid+"."+s.pg.mac(sid), int(ttl/time.Second)))
 	pgRedirect(w, s.pg.base+"/")
 }
 
@@ -279,7 +296,7 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
 				writeError(w, api.Errorf(api.CodeInternal, "ending the playground session: %w", err))
 				return
 			}
-			s.auditSignIn(r, api.AuditSignOut, sid)
+			s.auditSignIn(r, api.AuditSignOut, sid, principalOf(r).ID)
 		}
 	}
 	http.SetCookie(w, s.pg.cookie(r, "", -1))
@@ -340,46 +357,59 @@ func (pg *playground) verify(value string) (string, bool) {
 	return sid, hmac.Equal([]byte(mac), []byte(pg.mac(sid)))
 }
 
-// session returns the session of r's cookie: a cookie with a valid MAC
-// whose session is recorded (not expired, not signed out). An error is the
-// store's.
-func (pg *playground) session(r *http.Request) (string, bool, error) {
+// livePlaygroundSession returns the session of r's cookie: a cookie with
+// a valid MAC whose session is recorded (not expired, not signed out) and,
+// opened with a key, whose key is still usable. An error is the store's.
+func (s *Server) livePlaygroundSession(r *http.Request) (string, bool, error) {
+	sid, rec, ok, err := s.pg.sessionRecord(r)
+	if err != nil || !ok {
+		return "", false, err
+	}
+	if _, ok, err = s.sessionPrincipal(r.Context(), rec); err != nil || !ok {
+		return "", false, err
+	}
+	return sid, true, nil
+}
+
+// sessionRecord is session with the session's record.
+func (pg *playground) sessionRecord(r *http.Request) (string, pgRecord, bool, error) {
 	for _, c := range r.CookiesNamed(PlaygroundCookie) {
 		sid, ok := pg.verify(c.Value)
 		if !ok {
 			continue
 		}
-		_, err := pg.kv.Get(r.Context(), pg.key(sid))
+		v, err := pg.kv.Get(r.Context(), pg.key(sid))
 		switch {
 		case errors.Is(err, tool.ErrKeyNotFound):
 			continue
 		case err != nil:
-			return "", false, api.Errorf(api.CodeInternal, "checking the playground session: %w", err)
+			return "", pgRecord{}, false, api.Errorf(api.CodeInternal, "checking the playground session: %w", err)
 		}
-		return sid, true, nil
+		return sid, decodeRecord(v.Value), true, nil
 	}
-	return "", false, nil
+	return "", pgRecord{}, false, nil
 }
 
 // cookieAdmits reports whether the playground's cookie admits r, which has
-// no valid bearer token: r has no Authorization header, is for a route the
-// cookie opens, and carries a cookie of a live session; and, unless r is a
-// GET or HEAD, the session's CSRF token. A valid cookie without that token
-// is the error (403), as is a store that cannot be read.
-func (s *Server) cookieAdmits(r *http.Request) (bool, error) {
+// no valid bearer token, and as whom: r has no Authorization header, is
+// for a route the cookie opens, and carries a cookie of a live session
+// (opened with a key that is still usable); and, unless r is a GET or
+// HEAD, the session's CSRF token. A valid cookie without that token is
+// the error (403), as is a store that cannot be read.
+func (s *Server) cookieAdmits(r *http.Request) (Principal, bool, error) {
 	if s.pg == nil || r.Header["Cookie"] == nil || r.Header["Authorization"] != nil {
-		return false, nil
+		return Principal{}, false, nil
 	}
 	if _, pattern := s.mux.Handler(r); !s.pg.cookieRoutes[pattern] {
-		return false, nil
+		return Principal{}, false, nil
 	}
-	sid, ok, err := s.pg.session(r)
+	sid, rec, ok, err := s.pg.sessionRecord(r)
 	if err != nil || !ok {
-		return false, err
+		return Principal{}, false, err
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead &&
 		!hmac.Equal([]byte(r.Header.Get(CSRFHeader)), []byte(s.pg.csrf(sid))) {
-		return false, api.Errorf(api.CodeForbidden, "a %s with the playground's cookie needs the page's CSRF token in %s", r.Method, CSRFHeader)
+		return Principal{}, false, api.Errorf(api.CodeForbidden, "a %s with the playground's cookie needs the page's CSRF token in %s", r.Method, CSRFHeader)
 	}
-	return true, nil
+	return s.sessionPrincipal(r.Context(), rec)
 }

@@ -13,12 +13,15 @@ import (
 )
 
 // Principal is who a request acts for: the host token's holder (the
-// bootstrap admin, ID "bearer-token"), or the holder of an API key (ID
-// "key:<id>", its name and roles). Sessions record it, idempotency keys
-// and quotas are counted per ID, and decisions are made as it.
+// bootstrap admin, ID "bearer-token"), the holder of an API key (ID
+// "key:<id>", its name and roles), or the subject of an OIDC token (ID
+// "oidc:<sub>", its name, email and the roles of its roles claim:
+// [OIDCOptions]). Sessions record it, idempotency keys and quotas are
+// counted per ID, and decisions are made as it.
 type Principal struct {
 	ID    string
 	Name  string
+	Email string // an OIDC token's email claim; empty otherwise
 	Roles []string
 	perms perms
 }
@@ -197,11 +200,12 @@ func (s *Server) mayCall(p Principal, name string) error {
 		name, strings.Join(t.Callers(), ", "), p.Name, strings.Join(p.Roles, ", "))
 }
 
-// principalFor returns whom a request with header acts for, from its
-// credential again: the MCP SDK hands a tool's handler the request's
+// principalFor returns whom an MCP request with header acts for, from
+// its credential again: the MCP SDK hands a tool's handler the request's
 // header, not its context. The request was admitted, so its credential
 // was checked once already; an API key is looked up again (revoked in
-// between, it is refused now).
+// between, it is refused now), a JWT found in the verified-token cache
+// (oidc_cache.go) or verified again.
 func (s *Server) principalFor(ctx context.Context, h http.Header) (Principal, error) {
 	p, isKey, err := s.keyPrincipal(ctx, h)
 	switch {
@@ -209,6 +213,9 @@ func (s *Server) principalFor(ctx context.Context, h http.Header) (Principal, er
 		return Principal{}, err
 	case isKey:
 		return p, nil
+	}
+	if p, isJWT, err := s.jwtPrincipalFor(ctx, h, true); isJWT {
+		return p, err
 	}
 	return tokenPrincipal, nil
 }

@@ -1,8 +1,10 @@
 // Package serve puts a [host.Host] on HTTP: the API of package api (direct
 // tool calls, sessions and their event streams, approvals, artifacts and
 // the OpenAPI document), and the server tools over MCP at /<slug>/mcp,
-// behind a bearer token or API keys with roles ([Principal],
-// [Options.Roles]), with request logs. [Server]
+// behind a bearer token, API keys with roles ([Principal],
+// [Options.Roles]) or an OpenID Connect issuer's JWTs ([OIDCOptions]; with
+// [Options.PublicURL], the MCP endpoint is an OAuth resource server too),
+// with request logs. [Server]
 // is the http.Handler; [ListenAndServe] runs it and drains in-flight calls
 // on shutdown. It opens no database: the host is given its store. The
 // agent binaries agent-sdk builds run it through package agentmain.
@@ -142,6 +144,16 @@ type Options struct {
 	// Evals runs the eval batches of the routes /v1/evals (package evals:
 	// evals.New on the same host). Nil: those routes answer no_jobs.
 	Evals Evals
+	// OIDC admits bearer JWTs from an OpenID Connect issuer besides the
+	// token and API keys (agent.yaml's auth.oidc): a principal
+	// oidc:<sub> with the roles of its roles claim. Nil: none.
+	OIDC *OIDCOptions
+	// PublicURL is the host's URL as clients reach it (serve
+	// --public-url). With OIDC, it makes the MCP endpoint an OAuth
+	// resource server: <public-url>/<slug>/mcp is its resource URL, the
+	// aud its access tokens must carry, and its protected-resource
+	// metadata is served (oidc_mcp.go).
+	PublicURL string
 }
 
 // Server is the HTTP API of one agent's host.
@@ -172,6 +184,10 @@ type Server struct {
 	openAPIDoc func() ([]byte, error) // the OpenAPI document, made once: the tools do not change
 
 	idemTTL time.Duration // Options.IdempotencyTTL
+
+	oidc      *oidcAuth // Options.OIDC; nil without (oidc.go)
+	publicURL string    // Options.PublicURL, without a trailing /
+	oauth     *mcpOAuth // the MCP endpoint's resource server; nil without a public URL (oidc_mcp.go)
 
 	mcp    *mcpEndpoint
 	pg     *playground  // the web UI at /<slug>/ (playground.go)
@@ -219,6 +235,15 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 		return nil, fmt.Errorf("creating server: %w", err)
 	}
 	s.roles = roles
+	s.publicURL = strings.TrimSuffix(o.PublicURL, "/")
+	if o.OIDC != nil {
+		if s.oidc, err = newOIDC(*o.OIDC, roles); err != nil {
+			return nil, fmt.Errorf("creating server: %w", err)
+		}
+		if s.oauth, err = newMCPOAuth(o.PublicURL, o.Slug); err != nil {
+			return nil, fmt.Errorf("creating server: %w", err)
+		}
+	}
 	if s.evals == nil {
 		s.evals = noEvals{}
 	}
@@ -263,6 +288,7 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 		known.Handle(pattern, mcpEnd)
 		s.patterns = append(s.patterns, pattern)
 	}
+	s.mountOAuthMetadata(known)
 	if err := s.mountChannels(known); err != nil {
 		return nil, fmt.Errorf("creating server: %w", err)
 	}
@@ -396,15 +422,28 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*http.Request, b
 			unauth = true // a channel route's own verifier decides
 		case err != nil:
 			if errors.Is(err, errBadKey) {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="agent-sdk", error="invalid_token"`)
+				w.Header().Set("WWW-Authenticate", s.challenge(r, `error="invalid_token"`))
 			}
 			refuse(w, r, err, refusalGrace)
 			return r, false
 		case isKey:
 			r = withPrincipal(r, p)
 		default:
-			if unauth = s.verifiedRoute(r); !unauth && !s.admitCookie(w, r) {
+			switch p, isJWT, err := s.jwtPrincipal(r); {
+			case isJWT && err == nil:
+				r = withPrincipal(r, p)
+			case isJWT && s.verifiedRoute(r):
+				unauth = true // a channel route's own verifier decides
+			case isJWT:
+				s.refuseJWT(w, r, err)
 				return r, false
+			default:
+				if unauth = s.verifiedRoute(r); !unauth {
+					var ok bool
+					if r, ok = s.admitCookie(w, r); !ok {
+						return r, false
+					}
+				}
 			}
 		}
 	}
@@ -417,18 +456,20 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*http.Request, b
 // admitCookie lets r, without a valid bearer token, through on the
 // playground's cookie, or refuses it: 401, or 403 for the cookie without
 // its CSRF token.
-func (s *Server) admitCookie(w http.ResponseWriter, r *http.Request) bool {
-	switch ok, err := s.cookieAdmits(r); {
+func (s *Server) admitCookie(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	switch p, ok, err := s.cookieAdmits(r); {
 	case err != nil: // the cookie without its CSRF token (403), or the store failed
 		refuse(w, r, err, refusalGrace)
-		return false
+		return r, false
 	case !ok:
-		w.Header().Set("WWW-Authenticate", `Bearer realm="agent-sdk"`)
+		w.Header().Set("WWW-Authenticate", s.challenge(r, ""))
 		refuse(w, r, &api.Error{Code: api.CodeUnauthorized,
 			Message: "missing or wrong bearer token: send Authorization: Bearer <token> (see the host's state directory, file token)"}, refusalGrace)
-		return false
+		return r, false
+	case p.ID != tokenPrincipalID:
+		return withPrincipal(r, p), true
 	}
-	return true
+	return r, true
 }
 
 // admitBody reads r's body under rule before the mux sees r (413 at once

@@ -103,4 +103,14 @@ const agentYAML = `# The agent's configuration, read at every build and start. E
 #auth:
 #  roles:
 #    deployer: [read, message, call]
+# Bearer JWTs from an OpenID Connect issuer, besides the token and keys:
+# checked against its discovery document and keys (RS256 or ES256; exp,
+# nbf, iss, aud), acting as oidc:<sub> with the roles of rolesClaim. With
+# serve --public-url, the MCP endpoint is an OAuth resource server too
+# (tokens for <public-url>/<slug>/mcp with the scope tools:call).
+#  oidc:
+#    issuer: https://login.example.com   # exactly as the tokens' iss
+#    audience: agent-api                 # the aud the API's tokens carry
+#    rolesClaim: roles                   # a string or an array; realm_access.roles for a nested one
+#    clientId: agent-playground          # the playground's sign-in with the issuer (PKCE); default: none
 `

@@ -656,7 +656,7 @@ func TestPlaygroundBrowser(t *testing.T) {
 			p.fail("a wrong token: HTTP %d, want 401", resp.Status)
 		}
 		p.do("the error", chromedp.WaitVisible(chromedp.ID("signin-error")))
-		if got := p.text("#signin-error"); got != "Wrong token." {
+		if got := p.text("#signin-error"); got != "Wrong token or key." {
 			p.fail("the sign-in error says %q", got)
 		}
 		if p.cookie() != "" {
