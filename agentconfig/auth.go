@@ -21,6 +21,9 @@ import (
 //	    oncall: [read, read:all, approve]
 type Auth struct {
 	Roles map[string][]string `yaml:"roles"`
+	// Slack maps Slack users to principals and roles for approver
+	// policies ([SlackUser]).
+	Slack map[string]SlackUser `yaml:"slack"`
 }
 
 // validate checks role names and their permissions.
@@ -38,7 +41,7 @@ func (a Auth) validate() error {
 			}
 		}
 	}
-	return nil
+	return a.validateSlack()
 }
 
 // Permissions returns the roles as serve.Options.Roles takes them; nil
