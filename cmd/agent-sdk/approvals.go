@@ -106,6 +106,11 @@ an expired call cannot be decided (exit 2).`,
 			if err != nil {
 				return remoteError(err)
 			}
+			if a.Status == api.ApprovalPending && a.Quorum > 1 {
+				// One approval of several (the tool's approver policy).
+				fmt.Printf("%s pending: %d of %d approvals; it runs on the last\n", args[0], len(a.Approvals), a.Quorum)
+				return nil
+			}
 			fmt.Printf("%s %s by %s\n", args[0], a.Status, a.DecidedBy)
 			return nil
 		},
