@@ -121,18 +121,18 @@ var codes = map[Code]codeInfo{
 	CodeOverBudget:    {http.StatusTooManyRequests, "a cloud turn's next model call would pass a usage limit of agent.yaml's limits: (the runner ends the turn failed, budget_exceeded)"},
 	CodeMessageTooBig: {http.StatusRequestEntityTooLarge, "a message over the host's limit (--max-message-bytes, 1 MiB by default)"},
 
-	CodeScheduleNotFound: {http.StatusNotFound, "the agent has no schedule of that name"},
-	CodeScheduleBusy:     {http.StatusConflict, "the schedule's previous run is still going and its overlap policy is skip"},
-	CodeEvalNotFound:     {http.StatusNotFound, "no eval batch has that id"},
-	CodeInvalidEval:      {http.StatusBadRequest, "an eval with no cases, a case with neither message nor conversation, or a check that is not exactly one kind (invalid lists each)"},
-	CodeKeyNotFound:      {http.StatusNotFound, "no API key has that id"},
-	CodeInvalidKey:       {http.StatusBadRequest, "a key request without a name, with an unknown role, or with an expiry that is not a positive duration (90d, 720h)"},
+	CodeScheduleNotFound:       {http.StatusNotFound, "the agent has no schedule of that name"},
+	CodeScheduleBusy:           {http.StatusConflict, "the schedule's previous run is still going and its overlap policy is skip"},
+	CodeEvalNotFound:           {http.StatusNotFound, "no eval batch has that id"},
+	CodeInvalidEval:            {http.StatusBadRequest, "an eval with no cases, a case with neither message nor conversation, or a check that is not exactly one kind (invalid lists each)"},
+	CodeKeyNotFound:            {http.StatusNotFound, "no API key has that id"},
+	CodeInvalidKey:             {http.StatusBadRequest, "a key request without a name, with an unknown role, or with an expiry that is not a positive duration (90d, 720h)"},
 	CodeRequesterCannotApprove: {http.StatusForbidden, "four-eyes: the tool's approver policy says NotRequester, and the decider started the call or opened its session"},
 	CodeNotAnApprover:          {http.StatusForbidden, "the tool's approver policy names the roles that may decide, and the decider has none of them (a Slack user: none mapped by agent.yaml's auth.slack)"},
 	CodeAlreadyApprovedByYou:   {http.StatusConflict, "the call needs approvals from several principals (its quorum) and this one has approved it already"},
 	CodeOnBehalfNotAllowed:     {http.StatusForbidden, "a decision saying by or onBehalfOf from a principal that is not an admin: the decider is the request's principal"},
 	CodeEditNotAllowed:         {http.StatusForbidden, "an approval with a changed input for a tool whose approver policy says NoEdit"},
-	CodeNoJobs:           {http.StatusServiceUnavailable, "the host's store runs no durable jobs (the in-memory store): schedules, reminders and evals need SQLite or PostgreSQL"},
+	CodeNoJobs:                 {http.StatusServiceUnavailable, "the host's store runs no durable jobs (the in-memory store): schedules, reminders and evals need SQLite or PostgreSQL"},
 }
 
 // Status returns the code's HTTP status; 500 for a code not in the table.
