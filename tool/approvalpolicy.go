@@ -18,20 +18,20 @@ type ApprovalPolicy struct {
 	// Roles are the roles (agent.yaml's auth.roles) whose principals may
 	// decide; empty: anyone with the approve permission. An admin may
 	// always decide.
-	Roles []string
+	Roles []string `json:"roles,omitempty"`
 	// NotRequester is four-eyes: the principal who started the call, or
 	// opened its session, may not decide it (requester_cannot_approve).
-	NotRequester bool
+	NotRequester bool `json:"notRequester,omitempty"`
 	// Quorum is how many distinct principals must approve before the call
 	// runs; it runs once, on the Quorum-th approval. Any single deny
 	// denies. Zero means 1.
-	Quorum int
+	Quorum int `json:"quorum,omitempty"`
 	// NoEdit refuses an approval that changes the call's input
 	// (edit_not_allowed). Without it an approver may send a changed input
 	// with an approval: it is validated against the tool's schema, the
 	// tool's NeedsApproval is asked again of it, and what runs is the
 	// edited input.
-	NoEdit bool
+	NoEdit bool `json:"noEdit,omitempty"`
 }
 
 // QuorumOrDefault returns the approvals the policy needs: Quorum, or 1.

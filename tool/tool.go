@@ -128,6 +128,9 @@ type Info struct {
 	// OutputSchema is the JSON Schema of the tool's results, when its
 	// handler returns a concrete object type; absent otherwise.
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// ApprovalPolicy is who decides its parked calls ([Config.Approval]),
+	// absent without a policy.
+	ApprovalPolicy *ApprovalPolicy `json:"approvalPolicy,omitempty"`
 }
 
 // Name returns the tool's name, as models see it.
@@ -172,6 +175,8 @@ func (t *Tool) Info() Info {
 		Execution:    t.execution,
 		Approval:     t.approval.Mode(),
 		OutputSchema: t.OutputSchema(),
+
+		ApprovalPolicy: t.policy.clone(),
 	}
 }
 
