@@ -91,7 +91,7 @@ func TestApproverPolicyCLI(t *testing.T) {
 	if r := approve(bob); r.code != 2 || !strings.Contains(r.stderr, "already_approved_by_you") {
 		t.Errorf("bob again: %+v", r)
 	}
-	if r := approve(carol, "--input", `{"env":"production","version":41}`); r.code != 2 || !strings.Contains(r.stderr, "invalid_input") {
+	if r := approve(carol, "--input", `{"env":"production","version":41}`); r.code != 2 || !strings.Contains(r.stderr, "input.version: must be a string") || !strings.Contains(r.stderr, "HTTP 400") {
 		t.Errorf("carol's invalid edit: %+v", r)
 	}
 	if r := approve(carol, "--input", `not json`); r.code != 2 || !strings.Contains(r.stderr, "--input") {
