@@ -16,7 +16,7 @@ import (
 
 // votes reads a call's approvals, oldest first (nil without any).
 func (s *sqlStore) votes(ctx context.Context, q querier, callID string) ([]api.ApprovalVote, error) {
-	out, err := queryAll(ctx, q, s.q(`SELECT by_name, at, edited FROM approval_votes WHERE call_id = ? ORDER BY at, voter`), []any{callID},
+	out, err := queryAll(ctx, q, s.q(`SELECT by_name, at, edited FROM approval_votes WHERE call_id = ? ORDER BY seq`), []any{callID},
 		func(rows *sql.Rows) (api.ApprovalVote, error) {
 			var v api.ApprovalVote
 			var at, edited int64
@@ -41,7 +41,7 @@ func (s *sqlStore) votesOf(ctx context.Context, list []api.Approval) error {
 		at[a.CallID], args[i] = i, a.CallID
 	}
 	rows, err := s.read.QueryContext(ctx, s.q(`SELECT call_id, by_name, at, edited FROM approval_votes WHERE call_id IN (?`+
-		strings.Repeat(", ?", len(list)-1)+`) ORDER BY at, voter`), args...)
+		strings.Repeat(", ?", len(list)-1)+`) ORDER BY call_id, seq`), args...)
 	if err != nil {
 		return fmt.Errorf("reading approvals: %w", err)
 	}
@@ -99,6 +99,7 @@ func (s *sqlStore) voteApproval(ctx context.Context, p ResolveApprovalParams) (a
 		if err != nil {
 			return err
 		}
+		now = s.now().UTC().Truncate(time.Microsecond) // under the lock: the approvals' times follow their order
 		switch {
 		case a.Status == api.ApprovalExpired:
 			cur, refused = a, ErrExpired
@@ -141,8 +142,12 @@ func (s *sqlStore) voteApproval(ctx context.Context, p ResolveApprovalParams) (a
 			if edit {
 				edited = 1
 			}
-			if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO approval_votes (call_id, voter, by_name, edited, at) VALUES (?, ?, ?, ?, ?)`),
-				p.CallID, voter, p.By, edited, micros(now)); err != nil {
+			var seq int
+			if err := tx.QueryRowContext(ctx, s.q(`SELECT COALESCE(MAX(seq), 0) + 1 FROM approval_votes WHERE call_id = ?`), p.CallID).Scan(&seq); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO approval_votes (call_id, voter, by_name, edited, at, seq) VALUES (?, ?, ?, ?, ?, ?)`),
+				p.CallID, voter, p.By, edited, micros(now), seq); err != nil {
 				return err
 			}
 			if a.Approvals, err = s.votes(ctx, tx, p.CallID); err != nil {
