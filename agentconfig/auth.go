@@ -30,6 +30,9 @@ type Auth struct {
 	// OIDC admits bearer JWTs from an OpenID Connect issuer (serve's
 	// OIDCOptions). Nil: none.
 	OIDC *OIDC `yaml:"oidc"`
+	// Slack maps Slack users to principals and roles for approver
+	// policies ([SlackUser]).
+	Slack map[string]SlackUser `yaml:"slack"`
 }
 
 // OIDC configures bearer JWTs from an OpenID Connect issuer: tokens are
@@ -73,7 +76,7 @@ func (a Auth) validate() error {
 			}
 		}
 	}
-	return nil
+	return a.validateSlack()
 }
 
 // Permissions returns the roles as serve.Options.Roles takes them; nil

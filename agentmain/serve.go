@@ -265,6 +265,12 @@ func hostOptionsFor(configPath, modelFlag string, logger *slog.Logger, stdio Std
 		ModelConfig: cfg.Model, Limits: usageLimits(cfg.Limits),
 		Telemetry: host.TelemetryOptions{CaptureContent: cfg.Telemetry.ContentCaptured()},
 	}
+	for id, u := range cfg.Auth.ChannelUsers() {
+		if opts.ChannelUsers == nil {
+			opts.ChannelUsers = map[string]host.ChannelUser{}
+		}
+		opts.ChannelUsers[id] = host.ChannelUser{Principal: u.Principal, Roles: u.Roles}
+	}
 	if opts.Prices, err = cfg.Prices(); err != nil {
 		return nil, nil, err
 	}

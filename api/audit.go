@@ -19,6 +19,10 @@ const (
 	// AuditApprovalDecided: a person approved or denied a parked call.
 	// Subject is the call id; Detail is an [AuditDecision].
 	AuditApprovalDecided AuditKind = "approval.decided"
+	// AuditApprovalVoted: a person approved a call whose tool needs more
+	// approvers (a quorum), and it is not yet decided. Subject is the call
+	// id; Detail is an [AuditDecision].
+	AuditApprovalVoted AuditKind = "approval.voted"
 	// AuditBudgetRaised: an approved raise_usage_limit call, which scales
 	// a usage limit for its turn. Subject is the call id; Detail is an
 	// [AuditDecision] whose Input says which limit and how.
@@ -91,7 +95,8 @@ type AuditDecision struct {
 	RequestedBy string `json:"requestedBy,omitempty"`
 	// UserAgent is the HTTP client's, as it said.
 	UserAgent string `json:"userAgent,omitempty"`
-	// Input is the call's input, for a budget.raised entry.
+	// Input is the call's input, for a budget.raised entry; for an
+	// approver's edit, the input that runs instead of the one asked for.
 	Input json.RawMessage `json:"input,omitempty"`
 }
 

@@ -123,10 +123,25 @@ type EventList struct {
 
 // ResolveRequest is the body of POST …/approvals/<callId>. Approved is
 // required; By labels the approver (recorded as bearer-token:<By>).
+//
+// The decider is the request's principal. OnBehalfOf names a person the
+// caller decides for, recorded as "<principal>:<onBehalfOf>": only an
+// admin may say it (on_behalf_not_allowed), and the decision still counts
+// as the admin's for a tool's approver policy. By is its older name, read
+// the same way (the host token's `by` records "bearer-token:<by>" as it
+// always did).
+//
+// Input, with an approval, is the input the approver wants run instead of
+// the one asked for: it is validated against the tool's schema
+// (invalid_input, the call stays parked), the tool's NeedsApproval is asked
+// again (an edit that no longer needs approval runs at once), and a tool
+// whose policy says NoEdit refuses it (edit_not_allowed).
 type ResolveRequest struct {
-	Approved *bool  `json:"approved"`
-	Reason   string `json:"reason,omitempty"`
-	By       string `json:"by,omitempty"`
+	Approved   *bool           `json:"approved"`
+	Reason     string          `json:"reason,omitempty"`
+	By         string          `json:"by,omitempty"`
+	OnBehalfOf string          `json:"onBehalfOf,omitempty"`
+	Input      json.RawMessage `json:"input,omitempty"`
 }
 
 // ApprovalResponse is the body of a decision taken.

@@ -65,6 +65,12 @@ const (
 
 	CodeKeyNotFound Code = "key_not_found"
 	CodeInvalidKey  Code = "invalid_key"
+
+	CodeRequesterCannotApprove Code = "requester_cannot_approve"
+	CodeNotAnApprover          Code = "not_an_approver"
+	CodeAlreadyApprovedByYou   Code = "already_approved_by_you"
+	CodeOnBehalfNotAllowed     Code = "on_behalf_not_allowed"
+	CodeEditNotAllowed         Code = "edit_not_allowed"
 )
 
 type codeInfo struct {
@@ -115,13 +121,18 @@ var codes = map[Code]codeInfo{
 	CodeOverBudget:    {http.StatusTooManyRequests, "a cloud turn's next model call would pass a usage limit of agent.yaml's limits: (the runner ends the turn failed, budget_exceeded)"},
 	CodeMessageTooBig: {http.StatusRequestEntityTooLarge, "a message over the host's limit (--max-message-bytes, 1 MiB by default)"},
 
-	CodeScheduleNotFound: {http.StatusNotFound, "the agent has no schedule of that name"},
-	CodeScheduleBusy:     {http.StatusConflict, "the schedule's previous run is still going and its overlap policy is skip"},
-	CodeEvalNotFound:     {http.StatusNotFound, "no eval batch has that id"},
-	CodeInvalidEval:      {http.StatusBadRequest, "an eval with no cases, a case with neither message nor conversation, or a check that is not exactly one kind (invalid lists each)"},
-	CodeKeyNotFound:      {http.StatusNotFound, "no API key has that id"},
-	CodeInvalidKey:       {http.StatusBadRequest, "a key request without a name, with an unknown role, or with an expiry that is not a positive duration (90d, 720h)"},
-	CodeNoJobs:           {http.StatusServiceUnavailable, "the host's store runs no durable jobs (the in-memory store): schedules, reminders and evals need SQLite or PostgreSQL"},
+	CodeScheduleNotFound:       {http.StatusNotFound, "the agent has no schedule of that name"},
+	CodeScheduleBusy:           {http.StatusConflict, "the schedule's previous run is still going and its overlap policy is skip"},
+	CodeEvalNotFound:           {http.StatusNotFound, "no eval batch has that id"},
+	CodeInvalidEval:            {http.StatusBadRequest, "an eval with no cases, a case with neither message nor conversation, or a check that is not exactly one kind (invalid lists each)"},
+	CodeKeyNotFound:            {http.StatusNotFound, "no API key has that id"},
+	CodeInvalidKey:             {http.StatusBadRequest, "a key request without a name, with an unknown role, or with an expiry that is not a positive duration (90d, 720h)"},
+	CodeRequesterCannotApprove: {http.StatusForbidden, "four-eyes: the tool's approver policy says NotRequester, and the decider started the call or opened its session"},
+	CodeNotAnApprover:          {http.StatusForbidden, "the tool's approver policy names the roles that may decide, and the decider has none of them (a Slack user: none mapped by agent.yaml's auth.slack)"},
+	CodeAlreadyApprovedByYou:   {http.StatusConflict, "the call needs approvals from several principals (its quorum) and this one has approved it already"},
+	CodeOnBehalfNotAllowed:     {http.StatusForbidden, "a decision saying by or onBehalfOf from a principal that is not an admin: the decider is the request's principal"},
+	CodeEditNotAllowed:         {http.StatusForbidden, "an approval with a changed input for a tool whose approver policy says NoEdit"},
+	CodeNoJobs:                 {http.StatusServiceUnavailable, "the host's store runs no durable jobs (the in-memory store): schedules, reminders and evals need SQLite or PostgreSQL"},
 }
 
 // Status returns the code's HTTP status; 500 for a code not in the table.
@@ -213,6 +224,12 @@ var (
 	ErrIdempotencyInProgress = &Error{Code: CodeIdempotencyInProgress, Message: "the first request with this Idempotency-Key is still running"}
 
 	ErrOverCapacity = &Error{Code: CodeOverCapacity, Message: "the host is at its limit of connections or event streams"}
+
+	ErrRequesterCannotApprove = &Error{Code: CodeRequesterCannotApprove, Message: "the requester may not decide this call"}
+	ErrNotAnApprover          = &Error{Code: CodeNotAnApprover, Message: "the decider has none of the roles that may decide this call"}
+	ErrAlreadyApprovedByYou   = &Error{Code: CodeAlreadyApprovedByYou, Message: "you approved this call already"}
+	ErrOnBehalfNotAllowed     = &Error{Code: CodeOnBehalfNotAllowed, Message: "only an admin may decide on behalf of someone"}
+	ErrEditNotAllowed         = &Error{Code: CodeEditNotAllowed, Message: "the tool's approver policy forbids edits"}
 )
 
 // AsError returns err as an *Error: itself if it is one (or wraps one),

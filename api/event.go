@@ -39,6 +39,7 @@ const (
 	KindContextCompacted  Kind = "context.compacted"         // ContextCompacted
 	KindContextCleared    Kind = "context.cleared"           // ContextCleared
 	KindTurnResumed       Kind = "turn.resumed"              // TurnResumed
+	KindApprovalVoted     Kind = "action.approval_voted"     // ApprovalVoted
 )
 
 // Kinds lists every event kind, in the order a turn usually produces them.
@@ -46,7 +47,7 @@ var Kinds = []Kind{
 	KindSessionCreated, KindSessionTagged, KindTurnStarted, KindWorkspaceMoved, KindMessageDelta, KindMessage, KindActionsRequested,
 	KindApprovalRequested, KindApprovalResolved, KindActionProgress, KindActionOutput, KindActionResult, KindArtifactCreated, KindTurnCompleted, KindTurnFailed,
 	KindChannelStarted, KindReminderSet, KindReminderFired, KindReasoningDelta, KindReasoning, KindModelRetry, KindModelUsage,
-	KindContextCompacted, KindContextCleared, KindTurnResumed,
+	KindContextCompacted, KindContextCleared, KindTurnResumed, KindApprovalVoted,
 }
 
 // Payload is the data of an event of one kind.
@@ -106,6 +107,8 @@ func PayloadOf(k Kind) Payload {
 		return &ApprovalRequested{}
 	case KindApprovalResolved:
 		return &ApprovalResolved{}
+	case KindApprovalVoted:
+		return &ApprovalVoted{}
 	case KindActionProgress:
 		return &ActionProgress{}
 	case KindActionOutput:

@@ -92,6 +92,12 @@ type HowToAnswer struct {
 
 // ApprovalResolved records a decision on a parked call, or its expiry.
 // (Fields in alphabetical order: the wire order.)
+//
+// Under an approver policy with a quorum, Approvals and Quorum say how
+// many approved (the last of them By) of how many needed; they are absent
+// otherwise. When an approver changed the input, Input is the input that
+// runs and Changes how it differs from the input asked for (the one
+// action.approval_requested carries).
 type ApprovalResolved struct {
 	At     time.Time      `json:"at"`
 	By     string         `json:"by"`
@@ -99,6 +105,27 @@ type ApprovalResolved struct {
 	Reason string         `json:"reason"`
 	Status ApprovalStatus `json:"status"`
 	Tool   string         `json:"tool"`
+
+	Approvals int             `json:"approvals,omitempty"`
+	Quorum    int             `json:"quorum,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	Changes   []InputChange   `json:"changes,omitempty"`
+}
+
+// ApprovalVoted records one approval of a call that needs several
+// (its tool's ApprovalPolicy.Quorum) before the quorum is reached: "2 of
+// 3". The approval that reaches it is action.approval_resolved. Input and
+// Changes are there when this approval changed the input (which drops the
+// approvals before it: they approved another input).
+type ApprovalVoted struct {
+	At        time.Time       `json:"at"`
+	By        string          `json:"by"`
+	CallID    string          `json:"callId"`
+	Tool      string          `json:"tool"`
+	Approvals int             `json:"approvals"`
+	Quorum    int             `json:"quorum"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	Changes   []InputChange   `json:"changes,omitempty"`
 }
 
 // ActionProgress is a running call's progress, as its tool reports it
@@ -379,6 +406,9 @@ func (ApprovalRequested) EventKind() Kind { return KindApprovalRequested }
 
 // EventKind returns [KindApprovalResolved].
 func (ApprovalResolved) EventKind() Kind { return KindApprovalResolved }
+
+// EventKind returns [KindApprovalVoted].
+func (ApprovalVoted) EventKind() Kind { return KindApprovalVoted }
 
 // EventKind returns [KindActionResult].
 func (ActionResult) EventKind() Kind { return KindActionResult }

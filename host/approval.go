@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -22,7 +23,7 @@ func (h *Host) Approvals() Approvals { return Approvals{h} }
 type Decision struct {
 	Approved bool
 	Reason   string
-	// By names who decided (the approver's principal).
+	// By names who decided (the approver's principal), as recorded.
 	By string
 	// SessionID, if set, must be the call's session.
 	SessionID string
@@ -31,6 +32,27 @@ type Decision struct {
 	Via string
 	// UserAgent is the HTTP client's, if it came over HTTP.
 	UserAgent string
+
+	// Principal is the authenticated decider: whom a tool's approver
+	// policy checks (four-eyes) and a quorum counts once. "" is By.
+	Principal string
+	// Roles are the decider's roles, for a policy's Roles; Admin says
+	// they grant admin (which may always decide).
+	Roles []string
+	Admin bool
+	// Input, with an approval, is the input the approver wants run
+	// instead of the one asked for (see [Approvals.Resolve]).
+	Input json.RawMessage
+}
+
+// ChannelUser is the principal and roles a channel's user decides as
+// ([Options.ChannelUsers]).
+type ChannelUser struct {
+	// Principal is the principal the user is (an API key's "key:<id>",
+	// or a name of the operator's choosing): one person through Slack and
+	// through a key counts once in a quorum, and four-eyes knows them.
+	Principal string
+	Roles     []string
 }
 
 // parkSpec is a gated call to park.
@@ -80,10 +102,26 @@ func (h *Host) park(ctx context.Context, t *tool.Tool, in *tool.Input, p parkSpe
 }
 
 // Resolve decides a parked call, exactly once. Approving runs the tool with
-// the input stored when the call parked; denying gives the model (or the
-// direct caller) a result saying who denied it and why. The decision and
-// its principal are streamed as action.approval_resolved; the result
-// follows as action.result, and a model turn waiting for it goes on.
+// the input stored when the call parked (or an approver's edit of it);
+// denying gives the model (or the direct caller) a result saying who
+// denied it and why. The decision and its principal are streamed as
+// action.approval_resolved; the result follows as action.result, and a
+// model turn waiting for it goes on.
+//
+// Under the tool's approver policy (tool.Config.Approval) the decider
+// must hold one of its roles (not_an_approver), may not be the call's
+// requester or its session's opener when it says NotRequester
+// (requester_cannot_approve), and with a Quorum an approval short of it
+// is recorded (action.approval_voted, the approval returned still
+// pending with its Approvals) and a second one by the same principal is
+// already_approved_by_you; the Quorum-th runs the call, once.
+//
+// An approval with d.Input changes what runs: the edit is validated
+// against the tool's schema (invalid_input; the call stays parked), a
+// policy with NoEdit refuses it (edit_not_allowed), and the tool's
+// NeedsApproval is asked again: an edit that no longer needs approval
+// runs at once, whatever the quorum. An edit drops the approvals given
+// before it (they approved another input).
 //
 // The error is an *api.Error: approval_not_found, approval_expired, or
 // already_resolved carrying the first decision in its Approval (status
@@ -92,12 +130,19 @@ func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api
 	if d.By == "" {
 		d.By = "unknown"
 	}
+	if d.Principal == "" {
+		d.Principal = d.By
+	}
 	parked, err := ap.h.log.Approval(ctx, callID)
 	if d.SessionID != "" && (err != nil || parked.SessionID != d.SessionID) {
 		return api.Approval{}, api.Errorf(api.CodeApprovalNotFound, "%s: %s in session %s", api.ErrApprovalNotFound.Message, callID, d.SessionID)
 	}
 	if err != nil {
 		return api.Approval{}, storeError(err, approvalNotFound(callID))
+	}
+	rule, err := ap.h.policyFor(ctx, parked, &d)
+	if err != nil {
+		return api.Approval{}, err
 	}
 	// A call outside any session runs here, claimed with the decision; one
 	// in a session is left for the host that takes the session's lease
@@ -106,7 +151,13 @@ func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api
 		Audit: ap.h.auditParams(decisionAudit(parked, d)...)} // recorded with the decision, when it counts
 	if parked.SessionID == "" {
 		p.Executor = ap.h.leases.lease()
-	} else {
+	}
+	if rule.quorum > 1 || rule.input != nil {
+		p.Quorum, p.Voter, p.Input = rule.quorum, d.Principal, rule.input
+		if parked.SessionID != "" {
+			p.EventsFor = func(a api.Approval) []api.Event { return decisionEvents(a, rule.quorum, d) }
+		}
+	} else if parked.SessionID != "" {
 		// The decision and its event are stored together: a host that dies
 		// between the two cannot leave a decided call the stream never shows.
 		status := api.ApprovalDenied
@@ -118,7 +169,13 @@ func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api
 		})
 	}
 	a, _, err := ap.h.log.ResolveApproval(ctx, p)
+	if rule.quorum > 1 {
+		a.Quorum = rule.quorum
+	}
 	switch {
+	case errors.Is(err, store.ErrAlreadyVoted):
+		return a, &api.Error{Code: api.CodeAlreadyApprovedByYou, Approval: &a,
+			Message: fmt.Sprintf("already_approved_by_you: %s approved call %s already; it needs %d approvals from distinct principals (%d so far)", d.Principal, callID, rule.quorum, len(a.Approvals))}
 	case errors.Is(err, store.ErrAlreadyResolved):
 		msg := fmt.Sprintf("already_resolved: call %s was %s by %s", a.CallID, a.Status, a.DecidedBy)
 		if a.Status == api.ApprovalCancelled {
@@ -131,6 +188,9 @@ func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api
 		return a, api.ErrApprovalExpired
 	case err != nil:
 		return api.Approval{}, storeError(err, approvalNotFound(callID))
+	}
+	if a.Status == api.ApprovalPending {
+		return a, nil // an approval short of the quorum
 	}
 	ap.h.wg.Add(1)
 	go func() {
@@ -366,6 +426,9 @@ func (ap Approvals) List(ctx context.Context, status api.ApprovalStatus, p store
 // cursor of the next page.
 func (ap Approvals) ListBy(ctx context.Context, p store.ListApprovalsParams) ([]api.Approval, string, error) {
 	list, next, err := ap.h.log.ListApprovals(ctx, p)
+	for i := range list {
+		ap.h.withQuorum(&list[i])
+	}
 	return list, next, storeError(err, nil)
 }
 
@@ -376,6 +439,7 @@ func (ap Approvals) Get(ctx context.Context, callID string) (api.Approval, error
 	if err != nil {
 		return api.Approval{}, storeError(err, approvalNotFound(callID))
 	}
+	ap.h.withQuorum(&a)
 	return a, nil
 }
 

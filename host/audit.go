@@ -58,6 +58,9 @@ func decisionAudit(parked api.Approval, d Decision) []api.AuditRecord {
 	}
 	detail := api.AuditDecision{Tool: parked.Tool, Status: status, Reason: d.Reason, Via: via, SessionID: parked.SessionID,
 		TurnID: parked.TurnID, RequestedBy: parked.RequestedBy, UserAgent: d.UserAgent}
+	if d.Approved && d.Input != nil {
+		detail.Input = d.Input // an approver's edit: what runs
+	}
 	b, _ := json.Marshal(detail)
 	recs := []api.AuditRecord{{Kind: api.AuditApprovalDecided, Principal: d.By, Subject: parked.CallID, Detail: b}}
 	if d.Approved && parked.Tool == raiseTool {

@@ -103,7 +103,12 @@ func (b backend) Decide(ctx context.Context, channelID, callID string, d tool.De
 	if d.User == "" || len(d.User) > maxDecider || strings.IndexFunc(d.User, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == utf8.RuneError }) >= 0 {
 		return tool.ApprovalState{}, api.Errorf(api.CodeBadRequest, "decide: the user must be 1 to %d bytes of UTF-8 without spaces or control characters", maxDecider)
 	}
-	return b.h.Approvals().Resolve(ctx, callID, Decision{Approved: d.Approved, Reason: d.Reason, By: channelID + ":" + d.User, Via: channelID})
+	by := channelID + ":" + d.User
+	dec := Decision{Approved: d.Approved, Reason: d.Reason, By: by, Via: channelID}
+	if u, ok := b.h.opts.ChannelUsers[by]; ok && u.Principal != "" {
+		dec.Principal, dec.Roles = u.Principal, u.Roles // for the tool's approver policy
+	}
+	return b.h.Approvals().Resolve(ctx, callID, dec)
 }
 
 // awaitSession waits up to a second for a session another Send is

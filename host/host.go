@@ -134,6 +134,12 @@ type Options struct {
 	// quota_exceeded, a model's call with an isError result). Zero means
 	// MaxPendingDefault; negative, no bound.
 	MaxPending int
+	// ChannelUsers maps a channel's users to principals and roles, for
+	// the approver policies of tools (tool.Config.Approval): the key is
+	// "<channel>:<user>" ("slack:U123", as decisions record it), from
+	// agent.yaml's auth.slack. A user it does not name decides as
+	// "<channel>:<user>" with no roles.
+	ChannelUsers map[string]ChannelUser
 	// MCP is call.Host.MCP (see package mcpconn); nil: not configured. If
 	// it is an io.Closer, Close closes it.
 	MCP tool.MCP

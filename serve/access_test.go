@@ -337,8 +337,12 @@ func TestAnotherPrincipalsSessionIsNotFound(t *testing.T) {
 	if got := b.do(t, "GET", "/approvals", b.keys["approver"].Secret, ""); len(got.body["approvals"].([]any)) != 1 {
 		t.Errorf("an approver lists %v", got.body["approvals"])
 	}
-	got := b.do(t, "POST", "/approvals/"+callID, b.keys["approver"].Secret, `{"approved":true,"by":"ops"}`)
-	if got.status != 200 || got.body["approval"].(map[string]any)["decidedBy"] != "key:"+b.keys["approver"].Key.ID+":ops" {
+	// The decider is the key: naming another is for admins only.
+	if got := b.do(t, "POST", "/approvals/"+callID, b.keys["approver"].Secret, `{"approved":true,"by":"ops"}`); got.status != 403 || got.code != "on_behalf_not_allowed" {
+		t.Errorf("the approver deciding by ops: %d %s, want 403 on_behalf_not_allowed", got.status, got.code)
+	}
+	got := b.do(t, "POST", "/approvals/"+callID, b.keys["approver"].Secret, `{"approved":true}`)
+	if got.status != 200 || got.body["approval"].(map[string]any)["decidedBy"] != "key:"+b.keys["approver"].Key.ID {
 		t.Errorf("the approver's decision: %d %v", got.status, got.body)
 	}
 }

@@ -3,13 +3,18 @@ package serve
 import (
 	"net/http"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/store"
 )
 
-// resolve answers POST …/approvals/<callId> {"approved": true|false, "reason": "…", "by": "…"}.
+// resolve answers POST …/approvals/<callId> {"approved": true|false,
+// "reason": "…", "onBehalfOf": "…", "input": {…}}. The decider is the
+// request's principal; only an admin may say whom it decides for
+// (onBehalfOf, or by, its older name), recorded as "<principal>:<name>".
 func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
 	body, err := s.readBody(w, r)
 	var req api.ResolveRequest
@@ -19,23 +24,64 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
 	if err == nil && req.Approved == nil {
 		err = malformed(`send {"approved": true} or {"approved": false, "reason": "…"}`)
 	}
+	pr := principalOf(r)
+	var by string
+	if err == nil {
+		by, err = decider(pr, req)
+	}
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	by := principalOf(r).ID
-	if b := strings.TrimSpace(req.By); b != "" {
-		by += ":" + b // a label the principal vouches for
+	input := req.Input
+	if len(input) == 0 || string(input) == "null" {
+		input = nil
 	}
 	a, err := s.host.Approvals().Resolve(r.Context(), r.PathValue("callId"), host.Decision{
 		Approved: *req.Approved, Reason: req.Reason, By: by, SessionID: r.PathValue("id"),
 		Via: s.via(r), UserAgent: r.UserAgent(),
+		Principal: pr.ID, Roles: pr.Roles, Admin: pr.Can(api.PermAdmin), Input: input,
 	})
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, api.ApprovalResponse{OK: true, Approval: a})
+}
+
+// maxOnBehalf is the longest name onBehalfOf takes.
+const maxOnBehalf = 200
+
+// decider is whom a decision is recorded as: the principal, or an
+// admin's "<principal>:<onBehalfOf>". A non-admin naming anyone is
+// refused (on_behalf_not_allowed): the decider is who authenticated.
+func decider(pr Principal, req api.ResolveRequest) (string, error) {
+	name := strings.TrimSpace(req.OnBehalfOf)
+	if name == "" {
+		name = strings.TrimSpace(req.By)
+	}
+	if name == "" {
+		return pr.ID, nil
+	}
+	if !pr.Can(api.PermAdmin) {
+		return "", api.Errorf(api.CodeOnBehalfNotAllowed, "on_behalf_not_allowed: %s may not decide on behalf of %q: a decision is recorded as the principal that makes it (send neither by nor onBehalfOf), and only an admin may name another",
+			pr.Name, truncateText(name, 64))
+	}
+	if len(name) > maxOnBehalf || strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) || r == utf8.RuneError }) >= 0 {
+		return "", api.Errorf(api.CodeBadRequest, "onBehalfOf must be 1 to %d bytes of UTF-8 without control characters", maxOnBehalf)
+	}
+	return pr.ID + ":" + name, nil
+}
+
+// truncateText cuts s to at most n bytes at a rune boundary.
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {

@@ -48,6 +48,9 @@ type cardRecord struct {
 	ClaimedAt time.Time  `json:"claimedAt"`
 	Posts     []cardPost `json:"posts,omitempty"`
 	Closed    bool       `json:"closed,omitempty"`
+	// Shown is how many approvals of a call needing several the posted
+	// card shows ("1 of 2").
+	Shown int `json:"shown,omitempty"`
 }
 
 // cardPost is one posted card: a message.
@@ -120,6 +123,11 @@ func (b *Bot) keepOnce(ctx context.Context) {
 			return
 		}
 		b.ensureCard(ctx, h, a)
+	}
+	for _, a := range pending {
+		if a.Quorum > 1 && ctx.Err() == nil {
+			b.refreshCard(ctx, a)
+		}
 	}
 	kv := b.kv()
 	cursor := ""
@@ -289,6 +297,34 @@ func (b *Bot) ensureCard(ctx context.Context, h tool.Handle, a api.Approval) {
 	}
 }
 
+// refreshCard updates a pending call's posted cards when the approvals
+// they show ("1 of 2") are not the call's: its buttons stay.
+func (b *Bot) refreshCard(ctx context.Context, a api.Approval) {
+	kv := b.kv()
+	key := keyCard + a.CallID
+	e, err := kv.Get(ctx, key)
+	if err != nil {
+		return // not posted (yet), or gone
+	}
+	var rec cardRecord
+	if json.Unmarshal(e.Value, &rec) != nil || rec.Closed || len(rec.Posts) == 0 || rec.Shown == len(a.Approvals) {
+		return
+	}
+	rec.Shown = len(a.Approvals)
+	if _, err := kv.CompareAndSet(ctx, key, e.Version, mustJSON(rec), &tool.KVSetOptions{TTL: b.cardTTL(a)}); err != nil {
+		return // another is updating it, or closing it
+	}
+	blocks, fallback := cardBlocks(a, false)
+	for _, p := range rec.Posts {
+		uctx, cancel := context.WithTimeout(ctx, apiTimeout)
+		_, _, _, err := b.client.UpdateMessageContext(uctx, p.Channel, p.TS, slack.MsgOptionBlocks(blocks...), slack.MsgOptionText(fallback, false))
+		cancel()
+		if err != nil {
+			b.log.Warn("slackbot: showing an approval on a card", "call", a.CallID, "channel", p.Channel, "err", err)
+		}
+	}
+}
+
 // closeCard updates a decided call's cards (a nil approval: one that no
 // longer exists): the buttons go, the decision shows. The card is then
 // closed; one that could not be updated is tried again later.
@@ -388,6 +424,12 @@ func cardBlocks(a api.Approval, decided bool) ([]slack.Block, string) {
 		slack.NewContextBlock("meta", md(fmt.Sprintf("Asked by %s · call `%s` · expires %s",
 			who(a.RequestedBy), slackutilsx.EscapeMessage(a.CallID), when(a.ExpiresAt)))),
 	}
+	if a.OriginalInput != nil {
+		blocks = append(blocks, slack.NewSectionBlock(md(showChanges(a)), nil, nil, slack.SectionBlockOptionBlockID("changes")))
+	}
+	if a.Quorum > 1 {
+		blocks = append(blocks, slack.NewContextBlock("approvals", md(showApprovals(a))))
+	}
 	if !decided {
 		approve := slack.NewButtonBlockElement(actionApprove, a.CallID, slack.NewTextBlockObject(slack.PlainTextType, "Approve", false, false)).WithStyle(slack.StylePrimary)
 		deny := slack.NewButtonBlockElement(actionDeny, a.CallID, slack.NewTextBlockObject(slack.PlainTextType, "Deny", false, false)).WithStyle(slack.StyleDanger)
@@ -432,6 +474,50 @@ func showInput(input json.RawMessage) string {
 	}
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	return strings.ReplaceAll(slackutilsx.EscapeMessage(s), "```", "`\u200b`\u200b`")
+}
+
+// maxChangesShown bounds the changes a card lists.
+const maxChangesShown = 10
+
+// showChanges is how an approver's edit changed a call's input: a line
+// per change, from what was asked to what runs.
+func showChanges(a api.Approval) string {
+	changes := api.DiffInput(a.OriginalInput, a.Input)
+	var b strings.Builder
+	b.WriteString(":pencil2: *Edited before approval* (what runs):")
+	for i, c := range changes {
+		if i == maxChangesShown {
+			fmt.Fprintf(&b, "\n… and %d more", len(changes)-i)
+			break
+		}
+		fmt.Fprintf(&b, "\n• %s: %s → %s", code(c.Path), code(orAbsent(c.From)), code(orAbsent(c.To)))
+	}
+	return b.String()
+}
+
+// showApprovals is "Approvals: 1 of 2 (<@U…>)".
+func showApprovals(a api.Approval) string {
+	s := fmt.Sprintf("Approvals: %d of %d", len(a.Approvals), a.Quorum)
+	if len(a.Approvals) > 0 {
+		names := make([]string, len(a.Approvals))
+		for i, v := range a.Approvals {
+			names[i] = who(v.By)
+		}
+		s += " (" + strings.Join(names, ", ") + ")"
+	}
+	return s
+}
+
+func orAbsent(v json.RawMessage) string {
+	if len(v) == 0 {
+		return "(absent)"
+	}
+	return string(v)
+}
+
+// code shows s as inline code, cut, escaped, unable to close its quotes.
+func code(s string) string {
+	return "`" + strings.ReplaceAll(slackutilsx.EscapeMessage(truncate(strings.ToValidUTF8(s, "\uFFFD"), 120)), "`", "'") + "`"
 }
 
 // who shows a principal: a Slack user as a mention, anyone else as text.

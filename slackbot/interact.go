@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -124,6 +125,12 @@ func (b *Bot) blockActions(w http.ResponseWriter, r *http.Request, ic *slack.Int
 // decided updates a call's cards after a decision from Slack, or says why
 // there was none.
 func (b *Bot) decided(ctx context.Context, hst tool.Handle, callID string, a api.Approval, err error, tell func(string)) {
+	if err == nil && a.Status == api.ApprovalPending {
+		// One approval of several: the card shows it, the approver is told.
+		b.refreshCard(ctx, a)
+		tell(fmt.Sprintf("Your approval is recorded: %d of %d; the call runs on the %s.", len(a.Approvals), a.Quorum, ordinal(a.Quorum)))
+		return
+	}
 	if err == nil {
 		b.closeCard(ctx, callID, &a)
 		return
@@ -160,8 +167,32 @@ func refusal(err error) string {
 		return "Too late: the call expired before anyone decided."
 	case errors.Is(err, api.ErrApprovalNotFound):
 		return "No call waits for a decision under that id any more."
+	case errors.Is(err, api.ErrRequesterCannotApprove):
+		return "You asked for this call (or opened its conversation): someone else must decide it."
+	case errors.Is(err, api.ErrNotAnApprover):
+		return "You may not decide this call: its tool is decided by certain roles only, and yours are not among them."
+	case errors.Is(err, api.ErrAlreadyApprovedByYou):
+		if e.Approval != nil && e.Approval.Quorum > 1 {
+			return fmt.Sprintf("You approved it already: it needs %d approvals from different people (%d so far).", e.Approval.Quorum, len(e.Approval.Approvals))
+		}
+		return "You approved it already."
 	}
 	return ""
+}
+
+// ordinal is "2nd", "3rd", "11th".
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
 }
 
 // openDeny opens the modal asking why a call is denied.

@@ -75,7 +75,16 @@ func tools(t *testing.T, ran *atomic.Int32) *tool.Set {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := tool.NewSet(deploy, expiring, inspect)
+	release, err := tool.New("release", tool.Config{Description: "Release a service to production.", NeedsApproval: tool.Always,
+		Approval: &tool.ApprovalPolicy{Roles: []string{"deployer"}, NotRequester: true, Quorum: 2}},
+		func(ctx context.Context, call *tool.Call, in deployInput) (any, error) {
+			ran.Add(1)
+			return map[string]string{"released": in.Service}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tool.NewSet(deploy, expiring, inspect, release)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +92,12 @@ func tools(t *testing.T, ran *atomic.Int32) *tool.Set {
 }
 
 func newEnv(t *testing.T, cfg Config, script ...fakemodel.Reply) *env {
+	t.Helper()
+	return newEnvWith(t, cfg, nil, script...)
+}
+
+// newEnvWith is newEnv with the host options opts changes.
+func newEnvWith(t *testing.T, cfg Config, opts func(*host.Options), script ...fakemodel.Reply) *env {
 	t.Helper()
 	e := &env{t: t, api: slacktest.NewServer(), fake: fakemodel.New(script...), ran: &atomic.Int32{}}
 	e.api.Token = "xoxb-test"
@@ -104,8 +119,12 @@ func newEnv(t *testing.T, cfg Config, script ...fakemodel.Reply) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.New(tools(t, e.ran), &host.Options{StateRoot: state, Store: st, Model: p, LeaseTTL: time.Second,
-		Channels: []*channel.Channel{bot.Channel()}, Slack: bot.Client()})
+	o := &host.Options{StateRoot: state, Store: st, Model: p, LeaseTTL: time.Second,
+		Channels: []*channel.Channel{bot.Channel()}, Slack: bot.Client()}
+	if opts != nil {
+		opts(o)
+	}
+	h, err := host.New(tools(t, e.ran), o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/agentsdk/agentsdk/api"
 )
 
-const approvalColumns = `call_id, session_id, turn_id, model_call_id, tool, input, requested_by, requested_at, expires_at, status, decided_by, decided_at, reason, outcome`
+const approvalColumns = `call_id, session_id, turn_id, model_call_id, tool, input, requested_by, requested_at, expires_at, status, decided_by, decided_at, reason, outcome, original_input`
 
 func scanApprovalRow(rows *sql.Rows) (api.Approval, error) { return scanApproval(rows) }
 
@@ -20,12 +20,15 @@ func scanApproval(row interface{ Scan(...any) error }) (api.Approval, error) {
 	var input string
 	var requested, expires int64
 	var decided sql.NullInt64
-	var outcome sql.NullString
+	var outcome, original sql.NullString
 	if err := row.Scan(&a.CallID, &a.SessionID, &a.TurnID, &a.ModelCallID, &a.Tool, &input, &a.RequestedBy, &requested, &expires,
-		&a.Status, &a.DecidedBy, &decided, &a.Reason, &outcome); err != nil {
+		&a.Status, &a.DecidedBy, &decided, &a.Reason, &outcome, &original); err != nil {
 		return api.Approval{}, err
 	}
 	a.Input = json.RawMessage(input)
+	if original.Valid {
+		a.OriginalInput = json.RawMessage(original.String)
+	}
 	a.RequestedAt, a.ExpiresAt = fromMicros(requested), fromMicros(expires)
 	if decided.Valid {
 		t := fromMicros(decided.Int64)
@@ -82,6 +85,9 @@ func (s *sqlStore) Approval(ctx context.Context, callID string) (api.Approval, e
 	if err != nil {
 		return api.Approval{}, fmt.Errorf("reading approval: %w", err)
 	}
+	if a.Approvals, err = s.votes(ctx, s.read, callID); err != nil {
+		return api.Approval{}, err
+	}
 	return a, nil
 }
 
@@ -117,10 +123,16 @@ func (s *sqlStore) ListApprovals(ctx context.Context, p ListApprovalsParams) ([]
 		out = out[:limit]
 		next = encodeCursor(out[limit-1].RequestedAt, out[limit-1].CallID)
 	}
+	if err := s.votesOf(ctx, out); err != nil {
+		return nil, "", err
+	}
 	return out, next, nil
 }
 
 func (s *sqlStore) ResolveApproval(ctx context.Context, p ResolveApprovalParams) (api.Approval, []api.Event, error) {
+	if p.Quorum > 1 || p.Input != nil || p.EventsFor != nil {
+		return s.voteApproval(ctx, p)
+	}
 	now := s.now().UTC().Truncate(time.Microsecond)
 	status, holder := api.ApprovalDenied, ""
 	var until any

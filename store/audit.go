@@ -81,3 +81,22 @@ func AuditEntries(p AppendAuditParams, head api.AuditHead, now time.Time) ([]api
 
 // valid is s as JSON carries it: invalid UTF-8 replaced.
 func valid(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+
+// VoteAudit is what a decision's audit records become when it is an
+// approval short of its quorum (decided false): approval.voted entries,
+// without the records of the call's effect (a budget raise), which are
+// written with the approval that decides it.
+func VoteAudit(p AppendAuditParams, decided bool) AppendAuditParams {
+	if decided {
+		return p
+	}
+	var recs []api.AuditRecord
+	for _, r := range p.Records {
+		if r.Kind == api.AuditApprovalDecided {
+			r.Kind = api.AuditApprovalVoted
+			recs = append(recs, r)
+		}
+	}
+	p.Records = recs
+	return p
+}

@@ -13,6 +13,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"time"
@@ -36,6 +37,9 @@ var (
 	// ErrAlreadyResolved: the approval was decided before; the error comes
 	// with the approval as it stands.
 	ErrAlreadyResolved = errors.New("already resolved")
+	// ErrAlreadyVoted: the voter approved the call already, and its quorum
+	// needs another's approval.
+	ErrAlreadyVoted = errors.New("already approved by this voter")
 	// ErrExpired: the approval expired before anyone decided.
 	ErrExpired = errors.New("expired")
 	// ErrConflict: a compare-and-set found another version, or a file
@@ -179,6 +183,27 @@ type ResolveApprovalParams struct {
 	// Audit is appended to the audit log in the same transaction, when
 	// this decision is the one that counts ([Audit.AppendAudit]).
 	Audit AppendAuditParams
+
+	// Quorum, above 1, makes an approval one of several: it is recorded
+	// (once per Voter: ErrAlreadyVoted for a second) and the call is
+	// approved only by the Quorum-th distinct voter's, under the
+	// approval's row lock, so that it is approved once whichever hosts the
+	// approvals reach. A denial decides at once.
+	Quorum int
+	// Voter is whom the approval counts for (the authenticated principal);
+	// "" is By.
+	Voter string
+	// Input, with an approval, replaces the call's input (an approver's
+	// edit): the input asked for is kept as OriginalInput, and the
+	// approvals recorded before it are dropped (they approved another
+	// input). Nil, or the same JSON: no edit.
+	Input json.RawMessage
+	// EventsFor, if set, gives the events to append instead of Events,
+	// from the approval as it stands after this decision: still pending
+	// with its Approvals when the quorum is not reached (then they are
+	// appended too), decided otherwise. It is called inside the
+	// transaction, so it must not use the store.
+	EventsFor func(a api.Approval) []api.Event
 }
 
 // KVSetParams write a KV entry.

@@ -52,4 +52,24 @@ type ApprovalState struct {
 	Reason      string          `json:"reason,omitempty"`
 	// Outcome is the call's outcome once known, or nil.
 	Outcome *Outcome `json:"outcome,omitempty"`
+
+	// OriginalInput is the input asked for when an approver changed it
+	// (Input is then what runs); absent otherwise.
+	OriginalInput json.RawMessage `json:"originalInput,omitempty"`
+	// Quorum is how many distinct approvals the call needs, under its
+	// tool's [ApprovalPolicy]; absent (0) for one.
+	Quorum int `json:"quorum,omitempty"`
+	// Approvals are the approvals recorded so far (of the input as it
+	// stands: an edit drops those before it), oldest first; absent for a
+	// call decided by one decision.
+	Approvals []ApprovalVote `json:"approvals,omitempty"`
+}
+
+// ApprovalVote is one principal's approval of a call that needs several.
+type ApprovalVote struct {
+	// By is who approved, as recorded ("key:<id>", "bearer-token:alice").
+	By string    `json:"by"`
+	At time.Time `json:"at"`
+	// Edited says this approval changed the input.
+	Edited bool `json:"edited,omitempty"`
 }

@@ -47,6 +47,12 @@ type Config struct {
 	// [When] with a predicate over the validated input.
 	NeedsApproval Approval
 
+	// Approval is who may decide the tool's parked calls: roles,
+	// four-eyes, a quorum, whether an approver may edit the input. Nil:
+	// one decision by anyone with the approve permission, as without
+	// policies. See [ApprovalPolicy].
+	Approval *ApprovalPolicy
+
 	// Timeout bounds each call; zero means [TimeoutDefault].
 	Timeout time.Duration
 
@@ -95,6 +101,7 @@ type Tool struct {
 	busyWait       time.Duration
 	maxResultBytes int64
 	callers        []string
+	policy         *ApprovalPolicy
 
 	// decode decodes valid input into a *In, the handler's input type;
 	// handler, approval and exclusive keys take that *In.
@@ -121,6 +128,9 @@ type Info struct {
 	// OutputSchema is the JSON Schema of the tool's results, when its
 	// handler returns a concrete object type; absent otherwise.
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// ApprovalPolicy is who decides its parked calls ([Config.Approval]),
+	// absent without a policy.
+	ApprovalPolicy *ApprovalPolicy `json:"approvalPolicy,omitempty"`
 }
 
 // Name returns the tool's name, as models see it.
@@ -165,6 +175,8 @@ func (t *Tool) Info() Info {
 		Execution:    t.execution,
 		Approval:     t.approval.Mode(),
 		OutputSchema: t.OutputSchema(),
+
+		ApprovalPolicy: t.policy.clone(),
 	}
 }
 
@@ -310,6 +322,9 @@ func newTool(name, pos string, cfg Config) (*Tool, error) {
 	if strings.TrimSpace(cfg.Description) == "" {
 		return nil, fmt.Errorf("tool %s: Config.Description is required: it tells the model what the tool does", name)
 	}
+	if err := cfg.Approval.check(); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", name, err)
+	}
 	if cfg.Timeout < 0 || cfg.ApprovalTimeout < 0 || cfg.BusyWait < 0 || cfg.MaxConcurrent < 0 || cfg.MaxResultBytes < 0 {
 		return nil, fmt.Errorf("tool %s: Config.Timeout, ApprovalTimeout, BusyWait, MaxConcurrent and MaxResultBytes cannot be negative", name)
 	}
@@ -322,7 +337,7 @@ func newTool(name, pos string, cfg Config) (*Tool, error) {
 		busyWait = BusyWaitDefault
 	}
 	return &Tool{name: name, description: cfg.Description, approval: cfg.NeedsApproval, timeout: timeout, approvalTTL: cfg.ApprovalTimeout, pos: pos, callers: slices.Clone(cfg.Callers),
-		maxConcurrent: cfg.MaxConcurrent, exclusive: cfg.Exclusive, busyWait: busyWait, maxResultBytes: cfg.MaxResultBytes}, nil
+		policy: cfg.Approval.clone(), maxConcurrent: cfg.MaxConcurrent, exclusive: cfg.Exclusive, busyWait: busyWait, maxResultBytes: cfg.MaxResultBytes}, nil
 }
 
 func (s Schema) compile() (*compiledSchema, error) {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -60,6 +63,7 @@ func newDecide(approve bool) *cobra.Command {
 		f      urlFlags
 		reason string
 		by     string
+		input  string
 	)
 	use, short, example := "approve CALL", "Approve a call waiting for approval: it runs with the input it parked with",
 		"  agent-sdk approve tool_promote_build_abc --url http://127.0.0.1:3000/quickstart"
@@ -84,9 +88,28 @@ an expired call cannot be decided (exit 2).`,
 			if err != nil {
 				return err
 			}
-			a, err := c.Resolve(cmd.Context(), args[0], api.ResolveRequest{Approved: &approve, Reason: reason, By: by}, nil)
+			req := api.ResolveRequest{Approved: &approve, Reason: reason, By: by}
+			if tok := cmp.Or(f.token, os.Getenv("AGENT_SDK_TOKEN")); strings.HasPrefix(tok, api.KeyPrefix) && !cmd.Flags().Changed("by") {
+				req.By = "" // a key decides as itself: only an admin may say whom it acts for
+			}
+			if input != "" {
+				if !approve {
+					return exitWith(command.ExitRefused, "--input edits a call being approved; deny takes none")
+				}
+				raw, err := readInputFlag(input)
+				if err != nil {
+					return exitWith(command.ExitRefused, "--input: %v", err)
+				}
+				req.Input = raw
+			}
+			a, err := c.Resolve(cmd.Context(), args[0], req, nil)
 			if err != nil {
 				return remoteError(err)
+			}
+			if a.Status == api.ApprovalPending && a.Quorum > 1 {
+				// One approval of several (the tool's approver policy).
+				fmt.Printf("%s pending: %d of %d approvals; it runs on the last\n", args[0], len(a.Approvals), a.Quorum)
+				return nil
 			}
 			fmt.Printf("%s %s by %s\n", args[0], a.Status, a.DecidedBy)
 			return nil
@@ -94,6 +117,24 @@ an expired call cannot be decided (exit 2).`,
 	}
 	f.register(cmd)
 	cmd.Flags().StringVar(&reason, "reason", "", "why (required to deny)")
-	cmd.Flags().StringVar(&by, "by", os.Getenv("USER"), "who decides, recorded with the decision")
+	cmd.Flags().StringVar(&by, "by", os.Getenv("USER"), "whom an admin (the host token) decides for, recorded with the decision; not sent with an API key")
+	if approve {
+		cmd.Flags().StringVar(&input, "input", "", "approve an edited input instead (JSON, or @FILE): checked against the tool's schema; what runs")
+	}
 	return cmd
+}
+
+// readInputFlag reads --input: JSON text, or @FILE.
+func readInputFlag(v string) (json.RawMessage, error) {
+	b := []byte(v)
+	if name, ok := strings.CutPrefix(v, "@"); ok {
+		var err error
+		if b, err = os.ReadFile(name); err != nil {
+			return nil, err
+		}
+	}
+	if !json.Valid(b) {
+		return nil, fmt.Errorf("not JSON")
+	}
+	return json.RawMessage(b), nil
 }

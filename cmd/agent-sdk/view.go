@@ -175,6 +175,9 @@ func (v *view) event(e api.Event) {
 		v.approvalRequested(e, p)
 	case *api.ApprovalResolved:
 		v.approvalResolved(e, p)
+	case *api.ApprovalVoted:
+		v.line(seg{styleGreen, "✓ "}, seg{styleBold, clean(p.Tool)}, seg{styleGreen, fmt.Sprintf(" approved %d of %d by %s", p.Approvals, p.Quorum, clean(p.By))},
+			seg{styleDim, " at " + v.clock(p.At, e.Time)}, seg{"", changesText(p.Changes)})
 	case *api.ActionProgress:
 		c := v.call(p.CallID, p.Tool)
 		text := progressText(*p)
@@ -342,8 +345,31 @@ func (v *view) approvalResolved(e api.Event, p *api.ApprovalResolved) {
 	if p.Reason != "" && p.Status != api.ApprovalCancelled {
 		reason = ": " + clean(p.Reason)
 	}
+	if p.Quorum > 0 {
+		by += fmt.Sprintf(" (%d of %d)", p.Approvals, p.Quorum)
+	}
 	v.line(seg{style, icon}, seg{styleBold, clean(p.Tool)}, seg{style, what + by},
-		seg{styleDim, " at " + v.clock(p.At, e.Time)}, seg{"", reason})
+		seg{styleDim, " at " + v.clock(p.At, e.Time)}, seg{"", reason + changesText(p.Changes)})
+}
+
+// changesText shows an approver's edit: "; edited input.version "v42" →
+// "v41"".
+func changesText(changes []api.InputChange) string {
+	if len(changes) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(changes))
+	for _, c := range changes {
+		from, to := string(c.From), string(c.To)
+		if from == "" {
+			from = "(absent)"
+		}
+		if to == "" {
+			to = "(absent)"
+		}
+		parts = append(parts, clean(c.Path+" "+from+" → "+to))
+	}
+	return "; edited " + strings.Join(parts, ", ")
 }
 
 // output shows a call's live output: on a terminal its latest lines under

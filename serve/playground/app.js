@@ -8,7 +8,7 @@
   const KINDS = ['session.created', 'session.tagged', 'turn.started', 'workspace.moved', 'message.delta', 'message', 'actions.requested',
     'action.approval_requested', 'action.approval_resolved', 'action.progress', 'action.output', 'action.result', 'artifact.created',
     'turn.completed', 'turn.failed', 'channel.started', 'reminder.set', 'reminder.fired', 'reasoning.delta', 'reasoning', 'model.retry',
-    'context.cleared', 'context.compacted', 'turn.resumed'];
+    'context.cleared', 'context.compacted', 'turn.resumed', 'action.approval_voted'];
   const main = document.getElementById('main');
   const enc = encodeURIComponent;
 
@@ -179,24 +179,58 @@
     every(5000, () => load(false));
   }
 
-  // decider is the Approve / Deny control of a parked call; done gets the
-  // decided approval (or the first decision, on 409).
-  function decider(path, done) {
+  // decider is the Approve / Deny control of a parked call, with an editor
+  // of its input (an approval may run an edited input: the host checks it
+  // against the tool's schema); done gets the decided approval (or the
+  // first decision, on 409), voted an approval short of its quorum.
+  function decider(path, done, input, voted) {
     const reason = h('input', { type: 'text', class: 'reason', placeholder: 'reason (optional)' });
     const err = h('span', { class: 'error decide-error' });
+    const asked = input === undefined ? '' : pretty(input);
+    const editor = h('textarea', { class: 'edit-input', rows: 4, hidden: true, value: asked, 'aria-label': 'input to run' });
+    const edit = h('button', { type: 'button', class: 'edit', onclick: () => { editor.hidden = !editor.hidden; } }, 'Edit input');
     const decide = approved => async () => {
-      for (const b of box.querySelectorAll('button')) b.disabled = true;
-      const res = await api('POST', path, { approved, reason: reason.value, by: 'playground' });
-      const first = res.body && res.body.error && res.body.error.approval;
-      if (res.status === 200 || first) done(first || res.body.approval);
-      if (res.status !== 200) {
-        txt(err, errText(res));
-        for (const b of box.querySelectorAll('button')) b.disabled = false;
+      txt(err, '');
+      const body = { approved, reason: reason.value, by: 'playground' };
+      if (approved && !editor.hidden && editor.value.trim() !== asked.trim()) {
+        try { body.input = JSON.parse(editor.value); } catch (e) { txt(err, 'the edited input is not JSON: ' + e.message); return; }
       }
+      for (const b of box.querySelectorAll('button')) b.disabled = true;
+      let res = await api('POST', path, body);
+      if (res.status === 403 && res.body && res.body.error && res.body.error.code === 'on_behalf_not_allowed') {
+        delete body.by; // signed in with a key: it decides as itself
+        res = await api('POST', path, body);
+      }
+      const first = res.body && res.body.error && res.body.error.approval;
+      const a = res.status === 200 ? res.body.approval : first;
+      if (a && a.status === 'pending') { if (voted) voted(a); } else if (a) done(a);
+      if (res.status !== 200) txt(err, errText(res));
+      if (res.status !== 200 || (a && a.status === 'pending')) for (const b of box.querySelectorAll('button')) b.disabled = false;
     };
     const box = h('div', { class: 'decide' }, reason, h('button', { type: 'button', class: 'approve', onclick: decide(true) }, 'Approve'),
-      h('button', { type: 'button', class: 'deny', onclick: decide(false) }, 'Deny'), err);
+      h('button', { type: 'button', class: 'deny', onclick: decide(false) }, 'Deny'), input === undefined ? null : edit, err, editor);
     return box;
+  }
+  // votes shows a call's approvals of its quorum: "approvals: 1 of 2 (…)".
+  function votes(n, quorum, by) {
+    return h('div', { class: 'approval-votes' }, 'approvals: ', h('strong', { class: 'vote-count' }, n + ' of ' + quorum), by && by.length ? [' (', by.join(', '), ')'] : null);
+  }
+  // changes shows how an approver's edit changed the input: path, from
+  // what was asked to what runs.
+  function changes(list) {
+    if (!list || !list.length) return null;
+    return h('div', { class: 'approval-changes' }, h('div', { class: 'mute' }, 'edited before approval (what runs):'),
+      h('ul', {}, list.map(c => h('li', { class: 'change' }, h('code', { class: 'change-path' }, c.path), ': ',
+        h('del', {}, c.from === undefined ? '(absent)' : JSON.stringify(c.from)), ' → ', h('ins', {}, c.to === undefined ? '(absent)' : JSON.stringify(c.to))))));
+  }
+  // diffOf lists the changes from asked to edited, field by field through
+  // objects (as the host's api.DiffInput does).
+  function diffOf(asked, edited, path = 'input', out = []) {
+    const obj = v => v && typeof v === 'object' && !Array.isArray(v);
+    if (obj(asked) && obj(edited)) {
+      for (const k of [...new Set([...Object.keys(asked), ...Object.keys(edited)])].sort()) diffOf(asked[k], edited[k], path + '.' + k, out);
+    } else if (JSON.stringify(asked) !== JSON.stringify(edited)) out.push({ path, from: asked, to: edited });
+    return out;
   }
   function decision(a) {
     return [h('strong', { class: 'approval-status ' + a.status }, a.status), a.decidedBy || a.by ? [' by ', h('span', { class: 'decided-by' }, a.decidedBy || a.by)] : null,
@@ -293,8 +327,15 @@
       box.className = 'approval resolved ' + d.status;
       const dec = box.querySelector('.decide'), old = box.querySelector('.approval-decision');
       if (dec) dec.remove();
-      const line = h('div', { class: 'approval-decision' }, 'Decision: ', decision(d));
+      const edits = d.changes || (d.originalInput !== undefined ? diffOf(d.originalInput, d.input) : null);
+      const line = h('div', { class: 'approval-decision' }, 'Decision: ', decision(d), changes(edits));
       if (old) old.replaceWith(line); else box.appendChild(line);
+      if (d.quorum) voteLine(c, d.approvals && d.approvals.length !== undefined ? d.approvals.length : d.approvals, d.quorum);
+    }
+    // voteLine shows on a call's card how many approved of how many.
+    function voteLine(c, n, quorum, by) {
+      const box = part(c, 'approval'), old = box.querySelector('.approval-votes'), line = votes(n, quorum, by);
+      if (old) old.replaceWith(line); else box.insertBefore(line, box.querySelector('.decide'));
     }
     // turnUsage is a turn's tokens and cost, under its end (a direct call's
     // turn has none); the session's total is read again.
@@ -349,9 +390,16 @@
         const box = part(c, 'approval');
         if (box.childNodes.length) return;
         add(box, ['approval requested by ', h('span', { class: 'requested-by' }, d.requestedBy), ' · expires ', h('time', { class: 'expires', datetime: d.expiresAt }, when(d.expiresAt)),
-          decider('/session/' + enc(id) + '/approvals/' + enc(d.callId), a => resolved(c, a))]);
+          decider('/session/' + enc(id) + '/approvals/' + enc(d.callId), a => resolved(c, a), d.input,
+            a => voteLine(c, a.approvals.length, a.quorum, a.approvals.map(v => v.by)))]);
       },
       'action.approval_resolved': (e, d) => resolved(card(d.callId, d.tool, e), d),
+      'action.approval_voted': (e, d) => {
+        const c = card(d.callId, d.tool, e);
+        voteLine(c, d.approvals, d.quorum, [d.by]);
+        const box = part(c, 'approval'), old = box.querySelector('.approval-changes');
+        if (d.changes) { const line = changes(d.changes); if (old) old.replaceWith(line); else box.appendChild(line); }
+      },
       'action.progress': (e, d) => {
         const p = part(card(d.callId, d.tool, e), 'call-progress');
         p.replaceChildren(d.total ? h('progress', { max: d.total, value: d.done }) : null, ' ', d.done + (d.total ? ' / ' + d.total : ''), d.message ? ' · ' + d.message : '');
@@ -438,7 +486,7 @@
       if (!dec) return;
       dec.remove();
       el.classList.add('resolved', a.status);
-      add(el, [h('div', { class: 'approval-decision' }, 'Decision: ', decision(a))]);
+      add(el, [h('div', { class: 'approval-decision' }, 'Decision: ', decision(a), a.originalInput !== undefined ? changes(diffOf(a.originalInput, a.input)) : null)]);
       decided.prepend(el);
       decidedHead.hidden = false;
     }
@@ -448,7 +496,9 @@
           a.sessionId ? ['session ', sessionLink(a.sessionId)] : h('span', { class: 'mute' }, 'direct call')),
         h('div', { class: 'mute' }, 'requested by ', a.requestedBy, ' at ', when(a.requestedAt), ' · expires ', h('time', { class: 'expires', datetime: a.expiresAt }, when(a.expiresAt))),
         h('pre', { class: 'approval-input' }, pretty(a.input)),
-        decider((a.sessionId ? '/session/' + enc(a.sessionId) : '') + '/approvals/' + enc(a.callId), d => done(el, d)));
+        a.quorum ? votes((a.approvals || []).length, a.quorum, (a.approvals || []).map(v => v.by)) : null,
+        decider((a.sessionId ? '/session/' + enc(a.sessionId) : '') + '/approvals/' + enc(a.callId), d => done(el, d), a.input,
+          d => { const old = el.querySelector('.approval-votes'), line = votes(d.approvals.length, d.quorum, d.approvals.map(v => v.by)); if (old) old.replaceWith(line); else el.insertBefore(line, el.querySelector('.decide')); }));
       return el;
     }
     async function gone(id, el) { // decided elsewhere, or expired

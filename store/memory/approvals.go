@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -22,6 +23,14 @@ type approval struct {
 	executor        string
 	hasExecutor     bool
 	executorExpires time.Time
+	// votes are the approvals of a call that needs several, oldest first.
+	votes []vote
+}
+
+// vote is one voter's approval.
+type vote struct {
+	voter string
+	api.ApprovalVote
 }
 
 // record returns the approval as callers see it: a copy, its outcome
@@ -29,7 +38,12 @@ type approval struct {
 func (a *approval) record() (api.Approval, error) {
 	r := a.Approval
 	r.Input = slices.Clone(a.Input)
+	r.OriginalInput = slices.Clone(a.OriginalInput)
 	r.DecidedAt = clonePtr(a.DecidedAt)
+	r.Approvals = nil
+	for _, v := range a.votes {
+		r.Approvals = append(r.Approvals, v.ApprovalVote)
+	}
 	if a.outcome != nil {
 		var o api.Outcome
 		if err := json.Unmarshal(a.outcome, &o); err != nil {
@@ -141,6 +155,9 @@ func (m *memStore) ResolveApproval(ctx context.Context, p store.ResolveApprovalP
 	a, ok := m.approvals[p.CallID]
 	if !ok {
 		return api.Approval{}, nil, fmt.Errorf("approval %s: %w", p.CallID, store.ErrNotFound)
+	}
+	if p.Quorum > 1 || p.Input != nil || p.EventsFor != nil {
+		return m.voteLocked(a, now, p)
 	}
 	live := a.Status == api.ApprovalPending && a.ExpiresAt.UnixMicro() > now.UnixMicro()
 	var audit []api.AuditEntry
@@ -273,4 +290,66 @@ func (m *memStore) appendToCallLocked(a *approval, now time.Time, events []api.E
 		return nil
 	}
 	return appendLocked(s, now, withTurn(events, a.TurnID))
+}
+
+// voteLocked is ResolveApproval with a quorum, an edit or events made from
+// the decision (the SQL store's voteApproval).
+func (m *memStore) voteLocked(a *approval, now time.Time, p store.ResolveApprovalParams) (api.Approval, []api.Event, error) {
+	switch {
+	case a.Status == api.ApprovalExpired || a.Status == api.ApprovalPending && a.ExpiresAt.UnixMicro() <= now.UnixMicro():
+		r, _ := a.record()
+		return r, nil, store.ErrExpired
+	case a.Status != api.ApprovalPending:
+		r, _ := a.record()
+		return r, nil, store.ErrAlreadyResolved
+	}
+	voter := cmp.Or(p.Voter, p.By)
+	if p.Approved {
+		edit := p.Input != nil && !sameJSON(p.Input, a.Input)
+		if !edit && slices.ContainsFunc(a.votes, func(v vote) bool { return v.voter == voter }) {
+			r, _ := a.record()
+			return r, nil, store.ErrAlreadyVoted
+		}
+		if edit {
+			if a.OriginalInput == nil {
+				a.OriginalInput = a.Input
+			}
+			a.Input, a.votes = slices.Clone(p.Input), nil
+		}
+		a.votes = append(a.votes, vote{voter: voter, ApprovalVote: api.ApprovalVote{By: p.By, At: micro(now), Edited: edit}})
+	}
+	decided := !p.Approved || len(a.votes) >= max(p.Quorum, 1)
+	audit, err := m.auditLocked(store.VoteAudit(p.Audit, decided))
+	if err != nil {
+		return api.Approval{}, nil, fmt.Errorf("resolving approval: %w", err)
+	}
+	m.audit = append(m.audit, audit...)
+	if decided {
+		at := micro(now)
+		a.Status, a.DecidedBy, a.DecidedAt, a.Reason = api.ApprovalDenied, p.By, &at, p.Reason
+		if p.Approved {
+			a.Status = api.ApprovalApproved
+			a.executor, a.hasExecutor, a.executorExpires = p.Executor.Holder, p.Executor.Holder != "", now.Add(p.Executor.TTL)
+		}
+	}
+	r, err := a.record()
+	if err != nil {
+		return api.Approval{}, nil, err
+	}
+	events := p.Events
+	if p.EventsFor != nil {
+		events = p.EventsFor(r)
+	} else if !decided {
+		events = nil
+	}
+	return r, m.appendToCallLocked(a, now, events), nil
+}
+
+// sameJSON reports whether a and b are the same JSON text once compacted.
+func sameJSON(a, b json.RawMessage) bool {
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+		return bytes.Equal(a, b)
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes())
 }

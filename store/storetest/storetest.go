@@ -32,6 +32,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ApprovalsExactlyOnce", testApprovals},
 		{"ApprovalExpiryAndOrphans", testApprovalExpiry},
 		{"ApprovalClaims", testApprovalClaims},
+		{"ApprovalQuorum", testApprovalQuorum},
 		{"ListApprovalsByStatus", testListApprovals},
 		{"FailedCreateApprovalChangesNothing", testCreateApprovalAtomic},
 		{"ParkedTurns", testParkedTurns},

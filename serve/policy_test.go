@@ -1,0 +1,512 @@
+package serve_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/internal/pgtest"
+	"github.com/agentsdk/agentsdk/serve"
+	"github.com/agentsdk/agentsdk/store"
+	"github.com/agentsdk/agentsdk/store/postgres"
+	"github.com/agentsdk/agentsdk/store/sqlite"
+	"github.com/agentsdk/agentsdk/tool"
+)
+
+// deployInput is the input of the policy tests' deploy tool.
+type deployInput struct {
+	Env     string `json:"env"`
+	Version string `json:"version"`
+}
+
+// scaleInput is the input of the policy tests' scale tool.
+type scaleInput struct {
+	Replicas int `json:"replicas"`
+}
+
+// policyRuns counts what the policy tests' tools ran, by the input that
+// ran, across the hosts of a test.
+type policyRuns struct {
+	mu  sync.Mutex
+	ran []string // "deploy production v2", "scale 5"
+}
+
+func (r *policyRuns) add(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ran = append(r.ran, s)
+}
+
+func (r *policyRuns) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.ran...)
+}
+
+// policyTools are the worked example's tools: deploy (production needs two
+// deployers, never the requester), scale (more than 3 replicas needs a
+// deployer; edits allowed) and rotate (no edits).
+func policyTools(t testing.TB, runs *policyRuns) *tool.Set {
+	deploy, err := tool.New("deploy", tool.Config{
+		Description:   "Deploy a version.",
+		NeedsApproval: tool.When(func(in deployInput) bool { return in.Env == "production" }),
+		Approval:      &tool.ApprovalPolicy{Roles: []string{"deployer"}, NotRequester: true, Quorum: 2},
+	}, func(ctx context.Context, call *tool.Call, in deployInput) (any, error) {
+		runs.add("deploy " + in.Env + " " + in.Version)
+		return "deployed " + in.Version + " to " + in.Env, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale, err := tool.New("scale", tool.Config{
+		Description:   "Scale the service.",
+		NeedsApproval: tool.When(func(in scaleInput) bool { return in.Replicas > 3 }),
+		Approval:      &tool.ApprovalPolicy{Roles: []string{"deployer"}},
+	}, func(ctx context.Context, call *tool.Call, in scaleInput) (any, error) {
+		runs.add(fmt.Sprintf("scale %d", in.Replicas))
+		return map[string]int{"replicas": in.Replicas}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotate, err := tool.New("rotate", tool.Config{
+		Description: "Rotate a secret.", NeedsApproval: tool.Always, Approval: &tool.ApprovalPolicy{NoEdit: true},
+	}, func(ctx context.Context, call *tool.Call, in struct {
+		Name string `json:"name"`
+	}) (any, error) {
+		runs.add("rotate " + in.Name)
+		return "rotated", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tool.NewSet(deploy, scale, rotate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// policyRoles: deployers call, open sessions and approve.
+var policyRoles = map[string][]api.Permission{"deployer": {api.PermRead, api.PermMessage, api.PermCall, api.PermApprove}}
+
+// policyHost is one host of a policy test, served on loopback.
+type policyHost struct {
+	url string // http://127.0.0.1:port/agent/v1
+	h   *host.Host
+	st  store.Store
+}
+
+func startPolicyHost(t testing.TB, st store.Store, runs *policyRuns) *policyHost {
+	t.Helper()
+	dir := t.TempDir()
+	h, err := host.New(policyTools(t, runs), &host.Options{StateRoot: dir, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := serve.New(h, &serve.Options{Slug: "agent", Token: testToken, ApprovalWait: -1, Roles: policyRoles})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() { ts.Close(); h.Close(); st.Close() })
+	return &policyHost{url: ts.URL + "/agent/v1", h: h, st: st}
+}
+
+// policyAnswer is an HTTP policyAnswer of a policy test, decoded.
+type policyAnswer struct {
+	status int
+	code   string
+	msg    string
+	body   map[string]any
+	raw    string
+}
+
+// send makes one request; it does not touch t, so that goroutines may.
+func (p *policyHost) send(method, path, token, body string) (policyAnswer, error) {
+	req, _ := http.NewRequest(method, p.url+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return policyAnswer{}, err
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	a := policyAnswer{status: resp.StatusCode, raw: string(data)}
+	if json.Unmarshal(data, &a.body) == nil {
+		if e, ok := a.body["error"].(map[string]any); ok {
+			a.code, _ = e["code"].(string)
+			a.msg, _ = e["message"].(string)
+		}
+	}
+	return a, nil
+}
+
+func (p *policyHost) do(t *testing.T, method, path, token, body string) policyAnswer {
+	t.Helper()
+	a, err := p.send(method, path, token, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// key creates an API key with roles and returns its secret and principal.
+func (p *policyHost) key(t *testing.T, name string, roles ...string) (secret, principal string) {
+	t.Helper()
+	r, _ := json.Marshal(roles)
+	a := p.do(t, "POST", "/keys", testToken, `{"name":"`+name+`","roles":`+string(r)+`}`)
+	if a.status != http.StatusCreated {
+		t.Fatalf("creating key %s: %d %s", name, a.status, a.raw)
+	}
+	var k api.KeyCreated
+	json.Unmarshal([]byte(a.raw), &k)
+	return k.Secret, "key:" + k.Key.ID
+}
+
+// park calls a tool as token (in session, if not "") and returns the
+// parked call's id.
+func (p *policyHost) park(t *testing.T, token, toolName, input, session string) string {
+	t.Helper()
+	body := `{"input":` + input
+	if session != "" {
+		body += `,"sessionId":"` + session + `"`
+	}
+	a := p.do(t, "POST", "/tools/"+toolName, token, body+`}`)
+	if a.status != http.StatusAccepted {
+		t.Fatalf("calling %s %s: %d %s, want 202 (parked)", toolName, input, a.status, a.raw)
+	}
+	return a.body["callId"].(string)
+}
+
+// approval reads a call as the host token.
+func (p *policyHost) approval(t *testing.T, callID string) api.Approval {
+	t.Helper()
+	a, err := p.h.Approvals().Get(context.Background(), callID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// waitOutcome waits for a decided call's outcome.
+func (p *policyHost) waitOutcome(t *testing.T, callID string) api.Approval {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a := p.approval(t, callID)
+		if a.Outcome != nil {
+			return a
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("call %s has no outcome after 10s: %+v", callID, a)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// decisions are a session's approval events, as "kind by n/q" lines, and
+// the payloads of its action.approval_resolved events.
+func decisions(t *testing.T, st store.Store, sessionID string) ([]string, []api.ApprovalResolved) {
+	t.Helper()
+	evs, err := st.Events(context.Background(), sessionID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	var resolved []api.ApprovalResolved
+	for _, e := range evs {
+		switch e.Kind {
+		case api.KindApprovalVoted:
+			v, _ := api.Decode[api.ApprovalVoted](e)
+			lines = append(lines, fmt.Sprintf("voted %s %d/%d", v.By, v.Approvals, v.Quorum))
+		case api.KindApprovalResolved:
+			r, _ := api.Decode[api.ApprovalResolved](e)
+			lines = append(lines, fmt.Sprintf("resolved %s %s %d/%d", r.Status, r.By, r.Approvals, r.Quorum))
+			resolved = append(resolved, r)
+		case api.KindActionResult:
+			r, _ := api.Decode[api.ActionResult](e)
+			lines = append(lines, "result "+string(r.Result))
+		}
+	}
+	return lines, resolved
+}
+
+func sqliteStore(t testing.TB) store.Store {
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "agent.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// Four-eyes and roles: the requester's approval, an operator's (approve,
+// but not a deployer) and a key naming someone else are refused with their
+// codes and leave the call parked; a deployer's first approval is one of
+// two (a second by the same key is already_approved_by_you), and the call
+// runs on the second, once.
+func TestApprovalPolicyFourEyes(t *testing.T) {
+	runs := &policyRuns{}
+	p := startPolicyHost(t, sqliteStore(t), runs)
+	requester, _ := p.key(t, "requester", "deployer")
+	alice, alicePrincipal := p.key(t, "alice", "deployer")
+	bob, bobPrincipal := p.key(t, "bob", "deployer")
+	operator, _ := p.key(t, "operator", "operator")
+
+	sess := p.do(t, "POST", "/session", requester, `{}`)
+	if sess.status != http.StatusCreated {
+		t.Fatalf("opening a session: %d %s", sess.status, sess.raw)
+	}
+	sid := sess.body["sessionId"].(string)
+	call := p.park(t, requester, "deploy", `{"env":"production","version":"v2"}`, sid)
+
+	for _, c := range []struct {
+		name, token, body string
+		status            int
+		code              string
+	}{
+		{"the requester", requester, `{"approved":true}`, 403, "requester_cannot_approve"},
+		{"the requester denying", requester, `{"approved":false,"reason":"mine"}`, 403, "requester_cannot_approve"},
+		{"an operator", operator, `{"approved":true}`, 403, "not_an_approver"},
+		{"a key naming another", alice, `{"approved":true,"onBehalfOf":"ceo"}`, 403, "on_behalf_not_allowed"},
+		{"a key with by", alice, `{"approved":true,"by":"ceo"}`, 403, "on_behalf_not_allowed"},
+	} {
+		if got := p.do(t, "POST", "/approvals/"+call, c.token, c.body); got.status != c.status || got.code != c.code {
+			t.Errorf("%s: %d %s (%s), want %d %s", c.name, got.status, got.code, got.msg, c.status, c.code)
+		}
+	}
+	if a := p.approval(t, call); a.Status != api.ApprovalPending || len(a.Approvals) != 0 {
+		t.Fatalf("after the refusals: %s with %d approvals, want pending with none", a.Status, len(a.Approvals))
+	}
+
+	got := p.do(t, "POST", "/approvals/"+call, alice, `{"approved":true}`)
+	ap, _ := got.body["approval"].(map[string]any)
+	if got.status != 200 || ap["status"] != "pending" || ap["quorum"] != float64(2) || len(ap["approvals"].([]any)) != 1 {
+		t.Fatalf("alice's approval: %d %s, want 200 pending with 1 of 2 approvals", got.status, got.raw)
+	}
+	if got := p.do(t, "POST", "/approvals/"+call, alice, `{"approved":true}`); got.status != 409 || got.code != "already_approved_by_you" {
+		t.Errorf("alice again: %d %s, want 409 already_approved_by_you", got.status, got.code)
+	}
+	if r := runs.list(); len(r) != 0 {
+		t.Fatalf("ran after one approval of two: %v", r)
+	}
+	got = p.do(t, "POST", "/approvals/"+call, bob, `{"approved":true}`)
+	if got.status != 200 || got.body["approval"].(map[string]any)["status"] != "approved" {
+		t.Fatalf("bob's approval: %d %s, want approved", got.status, got.raw)
+	}
+	a := p.waitOutcome(t, call)
+	if r := runs.list(); len(r) != 1 || r[0] != "deploy production v2" {
+		t.Errorf("runs: %v, want the one deploy", r)
+	}
+	if a.DecidedBy != bobPrincipal || len(a.Approvals) != 2 || a.Approvals[0].By != alicePrincipal || a.Approvals[1].By != bobPrincipal {
+		t.Errorf("the decided call: by %s, approvals %+v", a.DecidedBy, a.Approvals)
+	}
+	lines, _ := decisions(t, p.st, sid)
+	want := []string{"voted " + alicePrincipal + " 1/2", "resolved approved " + bobPrincipal + " 2/2", `result "deployed v2 to production"`}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the stream:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	// The audit log has each approval, as it came: a vote, then the
+	// decision.
+	entries, _, err := p.st.ListAudit(context.Background(), 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var audited []string
+	for _, e := range entries {
+		if e.Subject == call {
+			audited = append(audited, string(e.Kind)+" "+e.Principal)
+		}
+	}
+	if want := []string{"approval.voted " + alicePrincipal, "approval.decided " + bobPrincipal}; !slices.Equal(audited, want) {
+		t.Errorf("the audit log of the call: %v, want %v", audited, want)
+	}
+
+	// A deny among the approvals denies: the call never runs, and
+	// approvals after it are already_resolved.
+	call = p.park(t, requester, "deploy", `{"env":"production","version":"v3"}`, "")
+	if got := p.do(t, "POST", "/approvals/"+call, alice, `{"approved":true}`); got.status != 200 {
+		t.Fatalf("alice approving v3: %d %s", got.status, got.raw)
+	}
+	if got := p.do(t, "POST", "/approvals/"+call, bob, `{"approved":false,"reason":"not today"}`); got.status != 200 || got.body["approval"].(map[string]any)["status"] != "denied" {
+		t.Fatalf("bob denying v3: %d %s", got.status, got.raw)
+	}
+	if got := p.do(t, "POST", "/approvals/"+call, operator, `{"approved":true}`); got.status != 403 {
+		t.Errorf("an operator after the deny: %d %s, want 403", got.status, got.code)
+	}
+	carol, _ := p.key(t, "carol", "deployer")
+	if got := p.do(t, "POST", "/approvals/"+call, carol, `{"approved":true}`); got.status != 409 || got.code != "already_resolved" {
+		t.Errorf("carol after the deny: %d %s, want 409 already_resolved", got.status, got.code)
+	}
+	if out := p.waitOutcome(t, call).Outcome; !out.IsError || !strings.Contains(string(out.Result), "not today") {
+		t.Errorf("the denied call's outcome: %+v", out)
+	}
+	if r := runs.list(); len(r) != 1 {
+		t.Errorf("runs after the deny: %v", r)
+	}
+
+	// The host token (admin) keeps deciding with by as before, recorded
+	// as bearer-token:<by>, and counts once whatever name it gives.
+	call = p.park(t, requester, "deploy", `{"env":"production","version":"v4"}`, "")
+	got = p.do(t, "POST", "/approvals/"+call, testToken, `{"approved":true,"by":"ops"}`)
+	if got.status != 200 || got.body["approval"].(map[string]any)["approvals"].([]any)[0].(map[string]any)["by"] != "bearer-token:ops" {
+		t.Fatalf("the token's approval by ops: %d %s", got.status, got.raw)
+	}
+	if got := p.do(t, "POST", "/approvals/"+call, testToken, `{"approved":true,"onBehalfOf":"someone-else"}`); got.status != 409 || got.code != "already_approved_by_you" {
+		t.Errorf("the token again under another name: %d %s, want 409 already_approved_by_you", got.status, got.code)
+	}
+}
+
+// A quorum of 2 on two hosts sharing one PostgreSQL, approved by 20
+// deployers at once, half through each host: one approval is the first of
+// two, one decides, the other 18 are already_resolved, and the call runs
+// once, with the second approval.
+func TestApprovalQuorumTwoHosts(t *testing.T) {
+	url := pgtest.Schema(t)
+	open := func() store.Store {
+		st, err := postgres.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	runs := &policyRuns{}
+	hosts := []*policyHost{startPolicyHost(t, open(), runs), startPolicyHost(t, open(), runs)}
+	requester, _ := hosts[0].key(t, "requester", "deployer")
+	const approvers = 20
+	secrets := make([]string, approvers)
+	principals := map[string]bool{}
+	for i := range secrets {
+		var pr string
+		secrets[i], pr = hosts[i%2].key(t, fmt.Sprintf("deployer-%d", i), "deployer")
+		principals[pr] = true
+	}
+	sess := hosts[0].do(t, "POST", "/session", requester, `{}`)
+	sid := sess.body["sessionId"].(string)
+	call := hosts[1].park(t, requester, "deploy", `{"env":"production","version":"v7"}`, sid)
+
+	answers := make([]policyAnswer, approvers)
+	errs := make([]error, approvers)
+	var wg sync.WaitGroup
+	var start sync.WaitGroup
+	start.Add(1)
+	for i := range approvers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start.Wait()
+			answers[i], errs[i] = hosts[i%2].send("POST", "/approvals/"+call, secrets[i], `{"approved":true}`)
+		}()
+	}
+	start.Done()
+	wg.Wait()
+	count := map[string]int{}
+	for i, a := range answers {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		key := fmt.Sprint(a.status, " ", a.code)
+		if a.status == 200 {
+			key += a.body["approval"].(map[string]any)["status"].(string)
+		}
+		count[key]++
+	}
+	if count["200 pending"] != 1 || count["200 approved"] != 1 || count["409 already_resolved"] != approvers-2 {
+		t.Errorf("answers: %v, want 1 pending (the first approval), 1 approved (the second), %d already_resolved", count, approvers-2)
+	}
+	a := hosts[0].waitOutcome(t, call)
+	var ran atomic.Int32
+	for _, r := range runs.list() {
+		if r == "deploy production v7" {
+			ran.Add(1)
+		}
+	}
+	if ran.Load() != 1 || a.Status != api.ApprovalApproved || len(a.Approvals) != 2 || a.DecidedBy != a.Approvals[1].By {
+		t.Errorf("ran %d times; the call: %s by %s, approvals %+v", ran.Load(), a.Status, a.DecidedBy, a.Approvals)
+	}
+	for _, v := range a.Approvals {
+		if !principals[v.By] {
+			t.Errorf("an approval by %s, not one of the deployers", v.By)
+		}
+	}
+	lines, _ := decisions(t, hosts[1].st, sid)
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "voted key:") || !strings.HasSuffix(lines[0], " 1/2") ||
+		lines[1] != "resolved approved "+a.DecidedBy+" 2/2" || lines[2] != `result "deployed v7 to production"` {
+		t.Errorf("the stream:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// Edit before approve: an edit that breaks the schema is invalid_input and
+// the call stays parked; a valid one runs the edited input, and the
+// stream carries it with the changes; an edit that no longer needs
+// approval runs at once, whatever the quorum; a tool with NoEdit refuses
+// one.
+func TestApprovalEdit(t *testing.T) {
+	runs := &policyRuns{}
+	p := startPolicyHost(t, sqliteStore(t), runs)
+	requester, _ := p.key(t, "requester", "deployer")
+	alice, _ := p.key(t, "alice", "deployer")
+	sess := p.do(t, "POST", "/session", requester, `{}`)
+	sid := sess.body["sessionId"].(string)
+
+	call := p.park(t, requester, "scale", `{"replicas":8}`, sid)
+	if got := p.do(t, "POST", "/approvals/"+call, alice, `{"approved":true,"input":{"replicas":"many"}}`); got.status != 400 || got.code != "invalid_input" {
+		t.Errorf("an invalid edit: %d %s, want 400 invalid_input", got.status, got.code)
+	}
+	if got := p.do(t, "GET", "/calls/"+call, alice, ""); got.body["status"] != string(api.CallAwaitingApproval) {
+		t.Errorf("after the invalid edit the call is %v, want approval_pending", got.body["status"])
+	}
+	got := p.do(t, "POST", "/approvals/"+call, alice, `{"approved":true,"input":{"replicas":5}}`)
+	if got.status != 200 {
+		t.Fatalf("a valid edit: %d %s", got.status, got.raw)
+	}
+	a := p.waitOutcome(t, call)
+	if string(a.Outcome.Result) != `{"replicas":5}` || string(a.Input) != `{"replicas":5}` || string(a.OriginalInput) != `{"replicas":8}` {
+		t.Errorf("the edited call: ran %s with input %s (asked %s)", a.Outcome.Result, a.Input, a.OriginalInput)
+	}
+	_, resolved := decisions(t, p.st, sid)
+	if len(resolved) != 1 || string(resolved[0].Input) != `{"replicas":5}` || len(resolved[0].Changes) != 1 ||
+		fmt.Sprintf("%s %s→%s", resolved[0].Changes[0].Path, resolved[0].Changes[0].From, resolved[0].Changes[0].To) != "input.replicas 8→5" {
+		t.Errorf("the decision on the stream: %+v", resolved)
+	}
+
+	// An edit to staging no longer needs approval: the one approval runs
+	// it, though production needs two.
+	call = p.park(t, requester, "deploy", `{"env":"production","version":"v9"}`, "")
+	got = p.do(t, "POST", "/approvals/"+call, alice, `{"approved":true,"input":{"env":"staging","version":"v9"}}`)
+	if got.status != 200 || got.body["approval"].(map[string]any)["status"] != "approved" {
+		t.Fatalf("an edit to staging: %d %s, want approved at once", got.status, got.raw)
+	}
+	if a := p.waitOutcome(t, call); string(a.Outcome.Result) != `"deployed v9 to staging"` {
+		t.Errorf("the edit to staging ran %s", a.Outcome.Result)
+	}
+
+	// NoEdit: a changed input is refused, the same input approves.
+	call = p.park(t, requester, "rotate", `{"name":"db"}`, "")
+	if got := p.do(t, "POST", "/approvals/"+call, alice, `{"approved":true,"input":{"name":"all"}}`); got.status != 403 || got.code != "edit_not_allowed" {
+		t.Errorf("editing a NoEdit tool's call: %d %s, want 403 edit_not_allowed", got.status, got.code)
+	}
+	if got := p.do(t, "POST", "/approvals/"+call, alice, `{"approved":true,"input":{"name":"db"}}`); got.status != 200 {
+		t.Errorf("approving a NoEdit call with its own input: %d %s", got.status, got.raw)
+	}
+	p.waitOutcome(t, call)
+	want := []string{"scale 5", "deploy staging v9", "rotate db"}
+	if r := runs.list(); strings.Join(r, ",") != strings.Join(want, ",") {
+		t.Errorf("runs: %v, want %v", r, want)
+	}
+}
