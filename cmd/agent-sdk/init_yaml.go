@@ -113,4 +113,9 @@ const agentYAML = `# The agent's configuration, read at every build and start. E
 #    audience: agent-api                 # the aud the API's tokens carry
 #    rolesClaim: roles                   # a string or an array; realm_access.roles for a nested one
 #    clientId: agent-playground          # the playground's sign-in with the issuer (PKCE); default: none
+# Slack users as principals, for tools' approver policies (roles, four-eyes,
+# quorum): a user decides as this principal, with these roles; unmapped,
+# as slack:<id> with none.
+#  slack:
+#    U0ALICE01: {principal: "key:3xkq7ztmhb2ma", roles: [deployer]}
 `
