@@ -1,8 +1,6 @@
 package agentconfig
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -26,11 +24,7 @@ func TestAuthRoles(t *testing.T) {
 		{"unknown key", "auth:\n  rolez: {}\n", `unknown key "rolez"`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "agent.yaml")
-			if err := os.WriteFile(path, []byte(tc.yaml), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			c, err := Load(path)
+			c, err := loadYAML(t, tc.yaml)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("Load = %v, want an error with %q", err, tc.wantErr)
@@ -69,11 +63,7 @@ func TestAuthOIDC(t *testing.T) {
 		{"unknown key", "auth:\n  oidc:\n    issuer: https://login.example.com\n    audience: a\n    roleClaim: roles\n", `unknown key "roleClaim"`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "agent.yaml")
-			if err := os.WriteFile(path, []byte(tc.yaml), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			c, err := Load(path)
+			c, err := loadYAML(t, tc.yaml)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("Load = %v, want an error with %q", err, tc.wantErr)

@@ -1,8 +1,6 @@
 package agentconfig
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -23,11 +21,7 @@ func TestAuthSlack(t *testing.T) {
 		{"unknown key", "auth:\n  slack:\n    U0ALICE: {principal: a, role: [approver]}\n", `unknown key "role"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "agent.yaml")
-			if err := os.WriteFile(path, []byte(tc.yaml), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			c, err := Load(path)
+			c, err := loadYAML(t, tc.yaml)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("Load = %v, want an error with %q", err, tc.wantErr)
