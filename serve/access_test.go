@@ -136,31 +136,44 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 	}
 }
 
-type accessAnswer struct {
+// apiAnswer is an answer of the API, decoded: its error's code and
+// message, if it is one, and its text.
+type apiAnswer struct {
 	status int
 	code   string
 	msg    string
 	body   map[string]any
+	raw    string
 }
 
-func (b *accessBundle) do(t *testing.T, method, path, token, body string) accessAnswer {
-	t.Helper()
-	req, _ := http.NewRequest(method, b.url+path, strings.NewReader(body))
+// sendAPI makes one request of the API at base, with token if not "";
+// it does not touch a testing.T, so that goroutines may call it.
+func sendAPI(base, method, path, token, body string) (apiAnswer, error) {
+	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return apiAnswer{}, err
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	a := accessAnswer{status: resp.StatusCode}
+	a := apiAnswer{status: resp.StatusCode, raw: string(data)}
 	if json.Unmarshal(data, &a.body) == nil {
 		if e, ok := a.body["error"].(map[string]any); ok {
 			a.code, _ = e["code"].(string)
 			a.msg, _ = e["message"].(string)
 		}
+	}
+	return a, nil
+}
+
+func (b *accessBundle) do(t *testing.T, method, path, token, body string) apiAnswer {
+	t.Helper()
+	a, err := sendAPI(b.url, method, path, token, body)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return a
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -128,36 +127,12 @@ func startPolicyHost(t testing.TB, st store.Store, runs *policyRuns) *policyHost
 	return &policyHost{url: ts.URL + "/agent/v1", h: h, st: st}
 }
 
-// policyAnswer is an HTTP policyAnswer of a policy test, decoded.
-type policyAnswer struct {
-	status int
-	code   string
-	msg    string
-	body   map[string]any
-	raw    string
-}
-
 // send makes one request; it does not touch t, so that goroutines may.
-func (p *policyHost) send(method, path, token, body string) (policyAnswer, error) {
-	req, _ := http.NewRequest(method, p.url+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return policyAnswer{}, err
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	a := policyAnswer{status: resp.StatusCode, raw: string(data)}
-	if json.Unmarshal(data, &a.body) == nil {
-		if e, ok := a.body["error"].(map[string]any); ok {
-			a.code, _ = e["code"].(string)
-			a.msg, _ = e["message"].(string)
-		}
-	}
-	return a, nil
+func (p *policyHost) send(method, path, token, body string) (apiAnswer, error) {
+	return sendAPI(p.url, method, path, token, body)
 }
 
-func (p *policyHost) do(t *testing.T, method, path, token, body string) policyAnswer {
+func (p *policyHost) do(t *testing.T, method, path, token, body string) apiAnswer {
 	t.Helper()
 	a, err := p.send(method, path, token, body)
 	if err != nil {
@@ -400,7 +375,7 @@ func TestApprovalQuorumTwoHosts(t *testing.T) {
 	sid := sess.body["sessionId"].(string)
 	call := hosts[1].park(t, requester, "deploy", `{"env":"production","version":"v7"}`, sid)
 
-	answers := make([]policyAnswer, approvers)
+	answers := make([]apiAnswer, approvers)
 	errs := make([]error, approvers)
 	var wg sync.WaitGroup
 	var start sync.WaitGroup
