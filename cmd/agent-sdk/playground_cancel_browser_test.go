@@ -18,27 +18,8 @@ import (
 // its cancelled decision and result, the approvals page (another tab)
 // moves the call to the decided, and the session takes the next message.
 func TestPlaygroundCancelParkedTurn(t *testing.T) {
-	browser := playgroundBrowser(t)
-	fake := fakemodel.New(fakemodel.Reply{Text: []string{"Deploying web."}, Calls: []fakemodel.Call{{ID: "toolu_deploy_c", Name: "deploy", Input: `{"service":"web"}`}}})
-	t.Cleanup(fake.Close)
-	fake.SetDefault(fakemodel.Reply{Text: []string{"Nothing was deployed."}})
-	dir := filepath.Join(t.TempDir(), pgSlug)
-	if err := newAgent(dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := addFixtures(dir, "playground", "model:\n  provider: anthropic\n  name: fake-model\nmaxSteps: 4\n"); err != nil {
-		t.Fatal(err)
-	}
-	s := startServerEnv(t, dir, []string{"ANTHROPIC_BASE_URL=" + fake.AnthropicURL(), "ANTHROPIC_API_KEY=test-key"})
-	env := &pgEnv{s: s, fake: fake, base: strings.TrimSuffix(s.base, "/v1")}
-	shots := pgScreenshots(t)
-	p := pgOpen(t, browser, "cancel", env, shots, chromedp.WithNewBrowserContext())
-	p.signIn()
-
-	p.do("asking for a deploy",
-		chromedp.SendKeys(chromedp.ID("new-session-message"), "Deploy web to production"),
-		chromedp.Click(chromedp.ID("new-session-submit")),
-		chromedp.WaitVisible(chromedp.CSS("#trajectory > li.call .approval .approve")))
+	p, env, dir, shots := pgParkedDeploy(t, "cancel", "toolu_deploy_c", "Nothing was deployed.")
+	fake := env.fake
 	sessionID := p.text("#session-id")
 	callID := pgJS[string](p, pgCallID, "deploy")
 	call := `#trajectory > li.call[data-call-id="` + callID + `"]`
@@ -99,4 +80,34 @@ func TestPlaygroundCancelParkedTurn(t *testing.T) {
 	}
 	p.checkClean()
 	q.checkClean()
+}
+
+// pgParkedDeploy serves the playground's agent with a fake model that
+// first asks to deploy web (its call modelCallID) and then says followUp,
+// opens a tab (name) in a browser of its own, signs in, and asks for the
+// deploy, until the call's Approve shows: the tab, the served agent, its
+// directory and the test's screenshots.
+func pgParkedDeploy(t *testing.T, name, modelCallID, followUp string) (*pgPage, *pgEnv, string, *pgShots) {
+	t.Helper()
+	browser := playgroundBrowser(t)
+	fake := fakemodel.New(fakemodel.Reply{Text: []string{"Deploying web."}, Calls: []fakemodel.Call{{ID: modelCallID, Name: "deploy", Input: `{"service":"web"}`}}})
+	t.Cleanup(fake.Close)
+	fake.SetDefault(fakemodel.Reply{Text: []string{followUp}})
+	dir := filepath.Join(t.TempDir(), pgSlug)
+	if err := newAgent(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := addFixtures(dir, "playground", "model:\n  provider: anthropic\n  name: fake-model\nmaxSteps: 4\n"); err != nil {
+		t.Fatal(err)
+	}
+	s := startServerEnv(t, dir, []string{"ANTHROPIC_BASE_URL=" + fake.AnthropicURL(), "ANTHROPIC_API_KEY=test-key"})
+	env := &pgEnv{s: s, fake: fake, base: strings.TrimSuffix(s.base, "/v1")}
+	shots := pgScreenshots(t)
+	p := pgOpen(t, browser, name, env, shots, chromedp.WithNewBrowserContext())
+	p.signIn()
+	p.do("asking for a deploy",
+		chromedp.SendKeys(chromedp.ID("new-session-message"), "Deploy web to production"),
+		chromedp.Click(chromedp.ID("new-session-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#trajectory > li.call .approval .approve")))
+	return p, env, dir, shots
 }

@@ -1,13 +1,10 @@
 package main_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/agentsdk/agentsdk/internal/fakemodel"
 )
 
 // Edit before approve in the playground, in a real browser: Edit input
@@ -17,26 +14,7 @@ import (
 // from what was asked (from the stream's action.approval_resolved), and
 // the result is the edited input's.
 func TestPlaygroundEditBeforeApprove(t *testing.T) {
-	browser := playgroundBrowser(t)
-	fake := fakemodel.New(fakemodel.Reply{Text: []string{"Deploying web."}, Calls: []fakemodel.Call{{ID: "toolu_deploy_e", Name: "deploy", Input: `{"service":"web"}`}}})
-	t.Cleanup(fake.Close)
-	fake.SetDefault(fakemodel.Reply{Text: []string{"Done."}})
-	dir := filepath.Join(t.TempDir(), pgSlug)
-	if err := newAgent(dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := addFixtures(dir, "playground", "model:\n  provider: anthropic\n  name: fake-model\nmaxSteps: 4\n"); err != nil {
-		t.Fatal(err)
-	}
-	s := startServerEnv(t, dir, []string{"ANTHROPIC_BASE_URL=" + fake.AnthropicURL(), "ANTHROPIC_API_KEY=test-key"})
-	env := &pgEnv{s: s, fake: fake, base: strings.TrimSuffix(s.base, "/v1")}
-	shots := pgScreenshots(t)
-	p := pgOpen(t, browser, "edit", env, shots, chromedp.WithNewBrowserContext())
-	p.signIn()
-	p.do("asking for a deploy",
-		chromedp.SendKeys(chromedp.ID("new-session-message"), "Deploy web to production"),
-		chromedp.Click(chromedp.ID("new-session-submit")),
-		chromedp.WaitVisible(chromedp.CSS("#trajectory > li.call .approval .approve")))
+	p, _, _, _ := pgParkedDeploy(t, "edit", "toolu_deploy_e", "Done.")
 	callID := pgJS[string](p, pgCallID, "deploy")
 	call := `#trajectory > li.call[data-call-id="` + callID + `"]`
 	editor := call + " .approval textarea.edit-input"
