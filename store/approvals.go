@@ -129,19 +129,34 @@ func (s *sqlStore) ListApprovals(ctx context.Context, p ListApprovalsParams) ([]
 	return out, next, nil
 }
 
+// decidedAs is what decision p sets at now: its status, and for an
+// approval the executor's hold (its holder, and until when as the
+// column takes it; nil without a holder).
+func decidedAs(p ResolveApprovalParams, now time.Time) (status api.ApprovalStatus, holder string, until any) {
+	if !p.Approved {
+		return api.ApprovalDenied, "", nil
+	}
+	if p.Executor.Holder != "" {
+		until = micros(now.Add(p.Executor.TTL))
+	}
+	return api.ApprovalApproved, p.Executor.Holder, until
+}
+
+// watchApproved inserts, in tx, the watch job of a call approved at now
+// (it runs when the executor's lease would run out), on a store with jobs.
+func (s *sqlStore) watchApproved(ctx context.Context, tx *sql.Tx, p ResolveApprovalParams, now time.Time) error {
+	if !p.Approved || s.jobs == nil {
+		return nil
+	}
+	return s.jobs.insert(ctx, tx, JobSpec{Kind: JobWatchCall, Key: p.CallID, At: now.Add(max(p.Executor.TTL, time.Second))})
+}
+
 func (s *sqlStore) ResolveApproval(ctx context.Context, p ResolveApprovalParams) (api.Approval, []api.Event, error) {
 	if p.Quorum > 1 || p.Input != nil || p.EventsFor != nil {
 		return s.voteApproval(ctx, p)
 	}
 	now := s.now().UTC().Truncate(time.Microsecond)
-	status, holder := api.ApprovalDenied, ""
-	var until any
-	if p.Approved {
-		status, holder = api.ApprovalApproved, p.Executor.Holder
-		if holder != "" {
-			until = micros(now.Add(p.Executor.TTL))
-		}
-	}
+	status, holder, until := decidedAs(p, now)
 	var won bool
 	var stored []api.Event
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -156,10 +171,8 @@ func (s *sqlStore) ResolveApproval(ctx context.Context, p ResolveApprovalParams)
 			return err
 		}
 		won = true
-		if p.Approved && s.jobs != nil {
-			if err := s.jobs.insert(ctx, tx, JobSpec{Kind: JobWatchCall, Key: p.CallID, At: now.Add(max(p.Executor.TTL, time.Second))}); err != nil {
-				return err
-			}
+		if err := s.watchApproved(ctx, tx, p, now); err != nil {
+			return err
 		}
 		if sessionID != "" && len(p.Events) > 0 {
 			if stored, err = s.appendTx(ctx, tx, sessionID, now, withTurn(p.Events, turnID)); err != nil {

@@ -157,24 +157,15 @@ func (s *sqlStore) voteApproval(ctx context.Context, p ResolveApprovalParams) (a
 		events := p.Events
 		if !p.Approved || len(a.Approvals) >= max(p.Quorum, 1) {
 			decided = true
-			status, holder := api.ApprovalDenied, ""
-			var until any
-			if p.Approved {
-				status, holder = api.ApprovalApproved, p.Executor.Holder
-				if holder != "" {
-					until = micros(now.Add(p.Executor.TTL))
-				}
-			}
+			status, holder, until := decidedAs(p, now)
 			if _, err := tx.ExecContext(ctx, s.q(`UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, reason = ?, executor = ?, executor_expires = ?
 				WHERE call_id = ? AND status = ?`),
 				string(status), p.By, micros(now), p.Reason, holder, until, p.CallID, string(api.ApprovalPending)); err != nil {
 				return err
 			}
 			a.Status, a.DecidedBy, a.DecidedAt, a.Reason = status, p.By, &now, p.Reason
-			if p.Approved && s.jobs != nil {
-				if err := s.jobs.insert(ctx, tx, JobSpec{Kind: JobWatchCall, Key: p.CallID, At: now.Add(max(p.Executor.TTL, time.Second))}); err != nil {
-					return err
-				}
+			if err := s.watchApproved(ctx, tx, p, now); err != nil {
+				return err
 			}
 		}
 		if p.EventsFor != nil {
