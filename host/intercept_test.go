@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -39,13 +40,17 @@ func TestHookSession(t *testing.T) {
 	h := startHost(t, memory.New(), set, fake.AnthropicURL(), host.Options{})
 	ctx := context.Background()
 
-	var asked []host.HookedCall
+	// The turn's calls run at once, so the hook is asked concurrently.
+	var mu sync.Mutex
+	asked := map[string]host.HookedCall{}
 	scripted := modeltest.New(
 		modeltest.Call("gated", map[string]any{}).Call("free", map[string]any{"n": 1}).Call("free", map[string]any{"n": "not a number"}),
 		modeltest.Text("done"))
 	id := host.NewSessionID()
 	release := h.HookSession(id, host.SessionHooks{Model: scripted, Call: func(ctx context.Context, c host.HookedCall) (tool.Output, bool) {
-		asked = append(asked, c)
+		mu.Lock()
+		asked[c.Tool.Name()] = c
+		mu.Unlock()
 		if c.Tool.Name() != "gated" {
 			return tool.Output{}, false
 		}
@@ -63,7 +68,9 @@ func TestHookSession(t *testing.T) {
 		t.Errorf("gated ran %d times, free %d; events %s", gatedRan.Load(), freeRan.Load(), kinds(evs))
 	}
 	// The invalid call is refused before the hook is asked.
-	if len(asked) != 2 || asked[0].Tool.Name() != "gated" || string(asked[1].Input) != `{"n":1}` || asked[1].SessionID != id || asked[1].TurnID != turn {
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 2 || asked["gated"].Tool == nil || string(asked["free"].Input) != `{"n":1}` || asked["free"].SessionID != id || asked["free"].TurnID != turn {
 		t.Errorf("the hook was asked about %+v", asked)
 	}
 	var stubbed, results int
