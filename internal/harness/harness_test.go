@@ -1,0 +1,127 @@
+package harness_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/agentsdk/agentsdk/internal/fakemodel"
+	"github.com/agentsdk/agentsdk/internal/harness"
+	"github.com/agentsdk/agentsdk/internal/npmtest"
+)
+
+// claudeSpec installs Claude Code's ACP adapter (into the npm test cache)
+// and says how to run it against the fake.
+func claudeSpec(t *testing.T, fake *fakemodel.Server) harness.Spec {
+	pkg := npmtest.Install(t, harness.Packages[harness.ClaudeCode].Package, "0.23.1")
+	return harness.Spec{Name: harness.ClaudeCode, Command: pkg.Bin("claude-agent-acp"),
+		Env: map[string]string{"ANTHROPIC_BASE_URL": fake.AnthropicURL(), "ANTHROPIC_API_KEY": "test"}}
+}
+
+type recorder struct {
+	mu      sync.Mutex
+	updates []acp.SessionUpdate
+	asked   []acp.RequestPermissionRequest
+}
+
+func (r *recorder) handler(answer func(acp.RequestPermissionRequest) acp.RequestPermissionResponse) harness.Handler {
+	return harness.Handler{
+		Update: func(ctx context.Context, u acp.SessionUpdate) {
+			r.mu.Lock()
+			r.updates = append(r.updates, u)
+			r.mu.Unlock()
+		},
+		Permission: func(ctx context.Context, q acp.RequestPermissionRequest) acp.RequestPermissionResponse {
+			r.mu.Lock()
+			r.asked = append(r.asked, q)
+			r.mu.Unlock()
+			return answer(q)
+		},
+	}
+}
+
+func (r *recorder) text() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	for _, u := range r.updates {
+		if u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
+			b.WriteString(u.AgentMessageChunk.Content.Text.Text)
+		}
+	}
+	return b.String()
+}
+
+// Claude Code answers a prompt, asks before it runs a shell command, runs
+// it in the workspace once allowed, and is gone with its children after
+// Close.
+func TestClaudeCode(t *testing.T) {
+	fake := fakemodel.New()
+	t.Cleanup(fake.Close)
+	spec := claudeSpec(t, fake)
+	ws, home := t.TempDir(), t.TempDir()
+	var rec recorder
+	ctx := context.Background()
+	start := time.Now()
+	p, err := harness.Start(ctx, harness.Options{Spec: spec, Workspace: ws, Home: home, Handler: rec.handler(harness.AllowOnce)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	t.Logf("initialize %v (%s)", time.Since(start), p.Info())
+	start = time.Now()
+	id, err := p.NewSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("session/new %v", time.Since(start))
+	fake.Push(fakemodel.Reply{Text: []string{"hello ", "from the fake"}})
+	r, err := p.Prompt(ctx, "say hello")
+	if err != nil {
+		t.Fatal(err, p.Stderr())
+	}
+	if r.StopReason != acp.StopReasonEndTurn || rec.text() != "hello from the fake" {
+		t.Fatalf("stop %s, text %q", r.StopReason, rec.text())
+	}
+	fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{{ID: "toolu_1", Name: "Bash", Input: `{"command":"pwd > where.txt","description":"write cwd"}`}}},
+		fakemodel.Reply{Text: []string{"wrote it"}})
+	if _, err := p.Prompt(ctx, "write where you are"); err != nil {
+		t.Fatal(err, p.Stderr())
+	}
+	b, err := os.ReadFile(filepath.Join(ws, "where.txt"))
+	if err != nil || strings.TrimSpace(string(b)) != ws {
+		t.Fatalf("where.txt: %q, %v; asked %d", b, err, len(rec.asked))
+	}
+	if len(rec.asked) != 1 || rec.asked[0].ToolCall.Kind == nil || *rec.asked[0].ToolCall.Kind != acp.ToolKindExecute {
+		t.Errorf("asked %+v", rec.asked)
+	}
+	p.Close()
+	// A new process continues the session.
+	p2, err := harness.Start(ctx, harness.Options{Spec: spec, Workspace: ws, Home: home, Handler: rec.handler(harness.Reject)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p2.Close()
+	if !p2.CanLoad() {
+		t.Fatal("claude cannot load sessions")
+	}
+	start = time.Now()
+	if err := p2.LoadSession(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("session/load %v", time.Since(start))
+	fake.Push(fakemodel.Reply{Text: []string{"again"}})
+	if _, err := p2.Prompt(ctx, "again"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := fake.Requests()
+	if last := string(reqs[len(reqs)-1]); !strings.Contains(last, "write where you are") {
+		t.Errorf("the continued session's request lacks the history: %.300s", last)
+	}
+}
