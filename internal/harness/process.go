@@ -57,15 +57,15 @@ type Handler struct {
 
 // Process is a running harness: one ACP connection to one process.
 type Process struct {
-	opts   Options
-	cmd    *exec.Cmd
-	conn   *acp.ClientSideConnection
-	kill   func()
-	stderr *tail
-	exited chan struct{}
+	opts    Options
+	cmd     *exec.Cmd
+	conn    *acp.ClientSideConnection
+	kill    func()
+	stderr  *tail
+	exited  chan struct{}
 	waitErr error
-	caps   acp.AgentCapabilities
-	info   string // the agent's name and version, as it says
+	caps    acp.AgentCapabilities
+	info    string // the agent's name and version, as it says
 
 	mu      sync.Mutex
 	session acp.SessionId
