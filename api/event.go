@@ -40,6 +40,8 @@ const (
 	KindContextCleared    Kind = "context.cleared"           // ContextCleared
 	KindTurnResumed       Kind = "turn.resumed"              // TurnResumed
 	KindApprovalVoted     Kind = "action.approval_voted"     // ApprovalVoted
+	KindPlan              Kind = "plan"                      // Plan
+	KindHarnessSession    Kind = "harness.session"           // HarnessSession
 )
 
 // Kinds lists every event kind, in the order a turn usually produces them.
@@ -47,7 +49,7 @@ var Kinds = []Kind{
 	KindSessionCreated, KindSessionTagged, KindTurnStarted, KindWorkspaceMoved, KindMessageDelta, KindMessage, KindActionsRequested,
 	KindApprovalRequested, KindApprovalResolved, KindActionProgress, KindActionOutput, KindActionResult, KindArtifactCreated, KindTurnCompleted, KindTurnFailed,
 	KindChannelStarted, KindReminderSet, KindReminderFired, KindReasoningDelta, KindReasoning, KindModelRetry, KindModelUsage,
-	KindContextCompacted, KindContextCleared, KindTurnResumed, KindApprovalVoted,
+	KindContextCompacted, KindContextCleared, KindTurnResumed, KindApprovalVoted, KindPlan, KindHarnessSession,
 }
 
 // Payload is the data of an event of one kind.
@@ -99,6 +101,10 @@ func PayloadOf(k Kind) Payload {
 		return &WorkspaceMoved{}
 	case KindMessageDelta:
 		return &MessageDelta{}
+	case KindPlan:
+		return &Plan{}
+	case KindHarnessSession:
+		return &HarnessSession{}
 	case KindMessage:
 		return &Message{}
 	case KindActionsRequested:

@@ -70,6 +70,13 @@ type Action struct {
 	Input       json.RawMessage `json:"input,omitempty"`
 	// InputText holds input that is not valid JSON, as the model sent it.
 	InputText string `json:"inputText,omitempty"`
+	// Title, Kind and Locations describe a harness's own tool call (a
+	// harness turn): what it does as the harness says it ("Run `go
+	// test`"), its ACP tool kind (read, edit, execute, …) and the files it
+	// touches.
+	Title     string   `json:"title,omitempty"`
+	Kind      string   `json:"kind,omitempty"`
+	Locations []string `json:"locations,omitempty"`
 }
 
 // ApprovalRequested announces a call parked until a person decides.
@@ -215,6 +222,7 @@ const (
 	FailureInterrupted    FailureCode = "interrupted"
 	FailureNotConfigured  FailureCode = "model_not_configured"
 	FailureResumeLimit    FailureCode = "resume_limit"
+	FailureHarness        FailureCode = "harness_failed"
 	FailureInternal       FailureCode = "internal"
 )
 
@@ -237,6 +245,7 @@ var FailureCodes = []struct {
 	{FailureInterrupted, "its host shut down or died while it ran"},
 	{FailureNotConfigured, "the agent has no model (`model:` in agent.yaml, or `--model`)"},
 	{FailureResumeLimit, "its host died while it ran more often than `maxResumes` allows (each time it was resumed from what was stored): not resumed again"},
+	{FailureHarness, "the turn's harness (Claude Code, Codex, Gemini CLI, an ACP agent) could not be started, exited or failed; the reason ends with the tail of its stderr"},
 	{FailureInternal, "the host could not run it (its store failed, its channel's onStart failed, …)"},
 }
 

@@ -21,6 +21,7 @@ type Session struct {
 	Channel   string    `json:"channel"`
 	Mode      Mode      `json:"mode"`
 	Principal string    `json:"principal"`
+	Runtime   string    `json:"runtime,omitempty"` // TEMP
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 	// LastSeq is the sequence number of the session's newest event.

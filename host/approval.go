@@ -301,8 +301,8 @@ func (h *Host) settled(ctx context.Context, a api.Approval, won bool) {
 // noticed.
 func (h *Host) runApproved(ctx, parent context.Context, a api.Approval) tool.Output {
 	t, ok := h.tools.Lookup(a.Tool)
-	if !ok && a.Tool == raiseTool {
-		t, ok = h.raiser, true
+	if !ok {
+		t, ok = h.builtinTool(a.Tool)
 	}
 	if !ok {
 		return tool.ErrorOutput(fmt.Sprintf("tool %s no longer exists on this host", a.Tool))

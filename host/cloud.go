@@ -417,6 +417,11 @@ type InTurn struct {
 	// CallID and ModelCallID are the call's ids as the runner announced
 	// it in actions.requested.
 	CallID, ModelCallID string
+	// Harness says the call comes from the harness of a harness turn this
+	// host runs (a harness token): the host announces and records it, and
+	// a call that needs approval waits for the decision. ModelCallID is
+	// then the harness's id of the call, where it sends one.
+	Harness bool
 }
 
 // callIDPattern is what a host-made call id looks like.
@@ -433,6 +438,16 @@ func (h *Host) CallInTurn(ctx context.Context, name string, input any, in InTurn
 	t, tin, err := h.validate(name, input)
 	if err != nil {
 		return nil, err
+	}
+	if in.Harness {
+		sess, err := h.Sessions().Get(ctx, in.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		if !h.harnessTurns.runs(in.SessionID, in.TurnID) {
+			return nil, api.Errorf(api.CodeNoRunningTurn, "harness turn %s of session %s is not running on this host", in.TurnID, in.SessionID)
+		}
+		return h.harnessServerCall(ctx, t, tin, sess, in)
 	}
 	if in.CallID == "" {
 		in.CallID = tool.NewCallID(name)

@@ -29,6 +29,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"github.com/agentsdk/agentsdk/internal/harness"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -52,6 +53,12 @@ import (
 // Options configure a [Host]. StateRoot is required; the rest have
 // defaults.
 type Options struct {
+	Harnesses map[string]harness.Spec // TEMP
+	// HarnessMCP, if set, gives a harness turn the agent's MCP endpoint:
+	// its URL and the headers that authorise the turn's calls (serve sets
+	// it: a token good while the turn runs on this host). Nil: harness
+	// turns run without the agent's server tools.
+	HarnessMCP func(sessionID, turnID string) (HarnessMCPServer, bool)
 	// StateRoot is the agent's durable state directory. Direct calls made
 	// outside a session work in scratch directories under
 	// <StateRoot>/tool-calls; sessions in <StateRoot>/sessions/<id>.
@@ -298,6 +305,7 @@ func (o Options) validate() error {
 // Host runs calls of the tools in a set, sessions and their model turns,
 // and approvals. It is safe for concurrent use.
 type Host struct {
+	harnessTurns  harnessTurns // the harness turns running here (harness.go)
 	limits        limiter      // per-tool MaxConcurrent and Exclusive (limits.go)
 	builtinReader *tool.Tool   // read_result for models (budget.go); nil without a budget
 	prices        model.Prices // the shipped table with Options.Prices over it

@@ -24,8 +24,8 @@ type rule struct {
 // approval then reports that the tool no longer exists), but not edited.
 func (h *Host) policyFor(ctx context.Context, parked api.Approval, d *Decision) (rule, error) {
 	t, ok := h.tools.Lookup(parked.Tool)
-	if !ok && parked.Tool == raiseTool {
-		t, ok = h.raiser, true
+	if !ok {
+		t, ok = h.builtinTool(parked.Tool)
 	}
 	var pol *tool.ApprovalPolicy
 	if ok {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/internal/harness"
 	"github.com/agentsdk/agentsdk/store"
 )
 
@@ -90,6 +91,13 @@ func (h *Host) deadTurn(ctx context.Context, w sweepStore, t api.Turn, claimed [
 		// Its eval case is failed as interrupted, not run again (package
 		// evals' sweep): so is the case's turn.
 		return h.closeDeadTurn(ctx, w, t, claimed, restart)
+	}
+	if sess.Runtime != "" && sess.Runtime != harness.Native {
+		// Its harness process died with its host (or is reaped at the
+		// next start): the harness's conversation is where the harness
+		// left it, and the next turn continues it from there.
+		return h.closeDeadTurn(ctx, w, t, claimed, api.TurnFailed{Code: api.FailureInterrupted,
+			Reason: fmt.Sprintf("%s; its harness (%s) died with it and a harness turn is not resumed: send the message again", reasonRestart, sess.Runtime)})
 	}
 	if h.ctx.Err() != nil {
 		return nil // shutting down: the next host resumes it

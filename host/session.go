@@ -39,6 +39,7 @@ type SessionOptions struct {
 	// the id before the session is made (a Send with a key, an eval case)
 	// gives one made by NewSessionID.
 	ID string
+	Runtime string // TEMP
 }
 
 // The channel of eval cases' sessions (package evals), and the principal
@@ -77,7 +78,7 @@ func (s Sessions) Create(ctx context.Context, opts SessionOptions) (api.Session,
 	} else if err := tool.CheckName(opts.ID); err != nil {
 		return api.Session{}, "", api.Errorf(api.CodeBadRequest, "creating a session: its id %q is not 1 to 64 letters, digits, '_' or '-' (make it with NewSessionID)", opts.ID)
 	}
-	sess := api.Session{ID: opts.ID, Channel: opts.Channel, Mode: mode, Principal: opts.Principal}
+	sess := api.Session{ID: opts.ID, Channel: opts.Channel, Mode: mode, Principal: opts.Principal, Runtime: opts.Runtime}
 	if _, err := s.h.sessionWorkspace(sess.ID).open(); err != nil {
 		return api.Session{}, "", api.Errorf(api.CodeInternal, "creating session workspace: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/internal/harness"
 	"github.com/agentsdk/agentsdk/internal/turnloop"
 	"github.com/agentsdk/agentsdk/model"
 	"github.com/agentsdk/agentsdk/store"
@@ -98,10 +99,16 @@ func failureCode(err error) api.FailureCode {
 	case errors.Is(err, model.ErrNotConfigured):
 		return api.FailureNotConfigured
 	}
+	if _, ok := errors.AsType[*harnessError](err); ok {
+		return api.FailureHarness
+	}
 	return api.FailureInternal
 }
 
 func (h *Host) loop(ctx context.Context, sess api.Session, turnID string) (int, error) {
+	if sess.Runtime != "" && sess.Runtime != harness.Native {
+		return h.harnessTurn(ctx, sess, turnID)
+	}
 	m := h.turnModel(sess.ID)
 	if m == nil {
 		return 0, h.opts.ModelError

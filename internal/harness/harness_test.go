@@ -13,16 +13,8 @@ import (
 
 	"github.com/agentsdk/agentsdk/internal/fakemodel"
 	"github.com/agentsdk/agentsdk/internal/harness"
-	"github.com/agentsdk/agentsdk/internal/npmtest"
+	"github.com/agentsdk/agentsdk/internal/harnesstest"
 )
-
-// claudeSpec installs Claude Code's ACP adapter (into the npm test cache)
-// and says how to run it against the fake.
-func claudeSpec(t *testing.T, fake *fakemodel.Server) harness.Spec {
-	pkg := npmtest.Install(t, harness.Packages[harness.ClaudeCode].Package, "0.23.1")
-	return harness.Spec{Name: harness.ClaudeCode, Command: pkg.Bin("claude-agent-acp"),
-		Env: map[string]string{"ANTHROPIC_BASE_URL": fake.AnthropicURL(), "ANTHROPIC_API_KEY": "test"}}
-}
 
 type recorder struct {
 	mu      sync.Mutex
@@ -64,7 +56,7 @@ func (r *recorder) text() string {
 func TestClaudeCode(t *testing.T) {
 	fake := fakemodel.New()
 	t.Cleanup(fake.Close)
-	spec := claudeSpec(t, fake)
+	spec := harnesstest.Claude(t, fake)
 	ws, home := t.TempDir(), t.TempDir()
 	var rec recorder
 	ctx := context.Background()

@@ -1,0 +1,320 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/internal/harness"
+	"github.com/agentsdk/agentsdk/tool"
+)
+
+// harnessRun is one harness turn's view of what its harness reports:
+// session/update notifications mapped onto the session's stream — text
+// chunks as message.delta and, whole, message; the harness's own tool
+// calls (ACP's kinds, titles, locations, diffs, output) as
+// actions.requested and action.result; plans as plan — and the calls its
+// permission requests parked.
+type harnessRun struct {
+	h      *Host
+	sess   api.Session
+	turnID string
+	spec   harness.Spec
+	ctx    context.Context // the turn's
+
+	mu      sync.Mutex
+	text    strings.Builder // the answer since the last call
+	steps   int             // answers recorded
+	calls   map[acp.ToolCallId]*harnessCall
+	emitErr error // the first write that failed: the turn fails with it
+}
+
+// harnessCall is one of the harness's own tool calls.
+type harnessCall struct {
+	id        string // ours: tool_<kind>_<random>
+	toolID    acp.ToolCallId
+	kind      string
+	title     string
+	input     json.RawMessage
+	locations []string
+	content   []acp.ToolCallContent
+	output    any
+	ours      bool // a call of the agent's MCP server: recorded by CallInTurn
+	announced bool
+	done      bool          // its result is recorded (or its decision recorded it)
+	approval  *api.Approval // the approved call this host claimed: its result is recorded with it
+	started   time.Time
+	renewing  context.CancelFunc // the claimed call's executor lease renewal
+}
+
+// call returns the harness call of id, made on first sight.
+func (r *harnessRun) call(id acp.ToolCallId) *harnessCall {
+	c := r.calls[id]
+	if c == nil {
+		c = &harnessCall{toolID: id, kind: string(acp.ToolKindOther), started: time.Now()}
+		r.calls[id] = c
+	}
+	return c
+}
+
+// update is a session/update, in the order the harness sent them.
+func (r *harnessRun) update(ctx context.Context, u acp.SessionUpdate) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case u.AgentMessageChunk != nil:
+		if t := u.AgentMessageChunk.Content.Text; t != nil && t.Text != "" {
+			r.text.WriteString(t.Text)
+			r.emit(api.MessageDelta{Text: t.Text})
+		}
+	case u.AgentThoughtChunk != nil:
+		if t := u.AgentThoughtChunk.Content.Text; t != nil && t.Text != "" {
+			r.emit(api.ReasoningDelta{Text: t.Text})
+		}
+	case u.ToolCall != nil:
+		tc := u.ToolCall
+		c := r.call(tc.ToolCallId)
+		c.describe(string(tc.Kind), &tc.Title, tc.RawInput, tc.Locations, tc.Content, tc.RawOutput)
+		r.progress(c, tc.Status)
+	case u.ToolCallUpdate != nil:
+		tu := u.ToolCallUpdate
+		c := r.call(tu.ToolCallId)
+		kind := ""
+		if tu.Kind != nil {
+			kind = string(*tu.Kind)
+		}
+		c.describe(kind, tu.Title, tu.RawInput, tu.Locations, tu.Content, tu.RawOutput)
+		var status acp.ToolCallStatus
+		if tu.Status != nil {
+			status = *tu.Status
+		}
+		r.progress(c, status)
+	case u.Plan != nil:
+		p := api.Plan{Entries: []api.PlanEntry{}}
+		for _, e := range u.Plan.Entries {
+			p.Entries = append(p.Entries, api.PlanEntry{Content: e.Content, Priority: string(e.Priority), Status: string(e.Status)})
+		}
+		r.emit(p)
+	}
+}
+
+// describe takes what an update says about a call.
+func (c *harnessCall) describe(kind string, title *string, raw any, locs []acp.ToolCallLocation, content []acp.ToolCallContent, output any) {
+	if kind != "" {
+		c.kind = kind
+	}
+	if title != nil && *title != "" {
+		c.title = *title
+	}
+	if raw != nil {
+		if b, err := marshalPlain(raw); err == nil && string(b) != "{}" && string(b) != "null" {
+			c.input = b
+		}
+	}
+	if len(locs) > 0 {
+		c.locations = c.locations[:0]
+		for _, l := range locs {
+			c.locations = append(c.locations, l.Path)
+		}
+	}
+	if len(content) > 0 {
+		c.content = content
+	}
+	if output != nil {
+		c.output = output
+	}
+	c.ours = c.ours || isAgentMCPCall(c)
+}
+
+// isAgentMCPCall reports whether a harness call is a call of the agent's
+// own MCP server, which CallInTurn records: Claude titles it
+// mcp__agent__<tool>, Gemini's id is mcp_agent_<tool>__…, Codex's input
+// names the server.
+func isAgentMCPCall(c *harnessCall) bool {
+	for _, s := range []string{c.title, string(c.toolID)} {
+		if strings.HasPrefix(s, "mcp__"+harnessServerName+"__") || strings.HasPrefix(s, "mcp_"+harnessServerName+"_") ||
+			strings.Contains(s, "("+harnessServerName+" MCP Server)") {
+			return true
+		}
+	}
+	var in struct {
+		Server string `json:"server"`
+	}
+	return len(c.input) > 0 && json.Unmarshal(c.input, &in) == nil && in.Server == harnessServerName
+}
+
+// progress announces a call once it says what it does, and records its
+// result when it ends.
+func (r *harnessRun) progress(c *harnessCall, status acp.ToolCallStatus) {
+	if c.ours {
+		return
+	}
+	ends := status == acp.ToolCallStatusCompleted || status == acp.ToolCallStatusFailed
+	if !c.announced && (ends || status == acp.ToolCallStatusInProgress || c.input != nil) {
+		r.announce(c)
+	}
+	if ends {
+		r.result(c, harnessOutput(c, status == acp.ToolCallStatusFailed))
+	}
+}
+
+// announce records a call on the stream: the answer before it, then
+// actions.requested with its kind, title and files.
+func (r *harnessRun) announce(c *harnessCall) {
+	if c.announced {
+		return
+	}
+	c.announced = true
+	if c.id == "" {
+		c.id = tool.NewCallID(c.kind)
+	}
+	r.flushText()
+	r.emit(api.ActionsRequested{Actions: []api.Action{{CallID: c.id, ModelCallID: string(c.toolID), Tool: harnessToolName(c.kind),
+		Input: c.inputOrEmpty(), Title: c.title, Kind: c.kind, Locations: c.locations}}})
+}
+
+// harnessToolName is the tool a harness call of kind is recorded as.
+func harnessToolName(kind string) string {
+	if _, ok := harnessTools()["harness_"+kind]; ok {
+		return "harness_" + kind
+	}
+	return "harness_other"
+}
+
+func (c *harnessCall) inputOrEmpty() json.RawMessage {
+	if c.input == nil {
+		return json.RawMessage(`{}`)
+	}
+	return c.input
+}
+
+// result records a call's result, once: with its approval when it was
+// parked and approved here (so that its outcome is the call's), else on
+// the stream.
+func (r *harnessRun) result(c *harnessCall, out tool.Output) {
+	if c.done {
+		return
+	}
+	c.done = true
+	took := time.Since(c.started)
+	if c.approval != nil {
+		if c.renewing != nil {
+			c.renewing()
+		}
+		ctx := context.WithoutCancel(r.ctx)
+		if _, err := r.h.record(ctx, r.h.log, *c.approval, out, took); err != nil && r.emitErr == nil {
+			r.emitErr = err
+		}
+		r.h.waiters.notify(c.id)
+		return
+	}
+	r.emit(api.ActionResult{CallID: c.id, ModelCallID: string(c.toolID), Tool: harnessToolName(c.kind), IsError: out.IsError, Result: out.Result,
+		DurationMs: took.Milliseconds()})
+}
+
+// harnessOutput is what a finished harness call gave: its raw output (a
+// command's stdout, stderr and exit code), else its content (text,
+// diffs, terminals) as the harness showed it.
+func harnessOutput(c *harnessCall, failed bool) tool.Output {
+	var v any = c.output
+	if v == nil {
+		var parts []any
+		for _, ct := range c.content {
+			switch {
+			case ct.Content != nil && ct.Content.Content.Text != nil:
+				parts = append(parts, ct.Content.Content.Text.Text)
+			case ct.Diff != nil:
+				d := map[string]any{"path": ct.Diff.Path, "newText": ct.Diff.NewText}
+				if ct.Diff.OldText != nil {
+					d["oldText"] = *ct.Diff.OldText
+				}
+				parts = append(parts, map[string]any{"diff": d})
+			case ct.Terminal != nil:
+				parts = append(parts, map[string]any{"terminal": ct.Terminal.TerminalId})
+			}
+		}
+		switch len(parts) {
+		case 0:
+			v = "done"
+			if failed {
+				v = "failed"
+			}
+		case 1:
+			v = parts[0]
+		default:
+			v = parts
+		}
+	}
+	b, err := marshalPlain(v)
+	if err != nil {
+		b, _ = marshalPlain(fmt.Sprint(v))
+	}
+	return tool.Output{Result: b, IsError: failed}
+}
+
+// marshalPlain is v's JSON without HTML escapes: a shell command's > and
+// & read as the harness sent them.
+func marshalPlain(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// flushText records the answer so far as a message.
+func (r *harnessRun) flushText() {
+	if r.text.Len() == 0 {
+		return
+	}
+	r.emit(api.Message{Role: api.RoleAssistant, Text: r.text.String()})
+	r.text.Reset()
+	r.steps++
+}
+
+// emit appends to the turn's stream; the first failure is kept, and the
+// turn fails with it.
+func (r *harnessRun) emit(p ...api.Payload) {
+	if r.emitErr != nil {
+		return
+	}
+	if err := r.h.emit(context.WithoutCancel(r.ctx), r.sess.ID, r.turnID, p...); err != nil {
+		r.emitErr = err
+	}
+}
+
+// finish ends the run when the prompt returned (perr: why it failed):
+// the answer's last text recorded, and every call the harness announced
+// and did not end given a result, so that every call on the stream has
+// one.
+func (r *harnessRun) finish(perr error) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.flushText()
+	for _, c := range r.calls {
+		if c.ours || c.done || (!c.announced && c.approval == nil) {
+			continue
+		}
+		msg := "the harness ended its turn without saying how this call ended"
+		if perr != nil {
+			msg = "the harness turn ended (" + firstLine(perr.Error()) + ") before this call did"
+		}
+		r.result(c, tool.ErrorOutput(msg))
+	}
+	return max(r.steps, 1), r.emitErr
+}
+
+// firstLine is s up to its first newline.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
