@@ -41,6 +41,18 @@ type HarnessMCPServer struct {
 	Headers map[string]string
 }
 
+// harnessMCPFunc gives a harness turn the MCP server of the agent's
+// tools.
+type harnessMCPFunc = func(sessionID, turnID string) (HarnessMCPServer, bool)
+
+// SetHarnessMCP sets how harness turns reach the agent's server tools:
+// f gives the MCP endpoint's URL and the headers that authorise one
+// turn's calls (serve's: a token good while the turn runs on this host).
+// Until it is set, harness turns run without the agent's server tools.
+func (h *Host) SetHarnessMCP(f func(sessionID, turnID string) (HarnessMCPServer, bool)) {
+	h.harnessMCP.Store(&f)
+}
+
 // harnessServerName is the name the agent's MCP server has in a harness:
 // its tools reach the model as mcp__agent__<tool> (Claude),
 // mcp_agent_<tool> (Gemini), in the namespace mcp__agent (Codex).
@@ -69,8 +81,8 @@ func (h *Host) harnessTurn(ctx context.Context, sess api.Session, turnID string)
 	pointHarnessesAtAgents(ws)
 	run := &harnessRun{h: h, sess: sess, turnID: turnID, spec: spec, ctx: ctx, calls: map[acp.ToolCallId]*harnessCall{}}
 	var servers []harness.MCPServer
-	if h.opts.HarnessMCP != nil && h.tools.Len() > 0 {
-		if s, ok := h.opts.HarnessMCP(sess.ID, turnID); ok {
+	if f := h.harnessMCP.Load(); f != nil && h.tools.Len() > 0 {
+		if s, ok := (*f)(sess.ID, turnID); ok {
 			servers = append(servers, harness.MCPServer{Name: harnessServerName, URL: s.URL, Headers: s.Headers})
 		}
 	}

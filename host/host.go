@@ -34,6 +34,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/go-github/v88/github"
@@ -54,11 +55,6 @@ import (
 // defaults.
 type Options struct {
 	Harnesses map[string]harness.Spec // TEMP
-	// HarnessMCP, if set, gives a harness turn the agent's MCP endpoint:
-	// its URL and the headers that authorise the turn's calls (serve sets
-	// it: a token good while the turn runs on this host). Nil: harness
-	// turns run without the agent's server tools.
-	HarnessMCP func(sessionID, turnID string) (HarnessMCPServer, bool)
 	// StateRoot is the agent's durable state directory. Direct calls made
 	// outside a session work in scratch directories under
 	// <StateRoot>/tool-calls; sessions in <StateRoot>/sessions/<id>.
@@ -305,13 +301,14 @@ func (o Options) validate() error {
 // Host runs calls of the tools in a set, sessions and their model turns,
 // and approvals. It is safe for concurrent use.
 type Host struct {
-	harnessTurns  harnessTurns // the harness turns running here (harness.go)
-	limits        limiter      // per-tool MaxConcurrent and Exclusive (limits.go)
-	builtinReader *tool.Tool   // read_result for models (budget.go); nil without a budget
-	prices        model.Prices // the shipped table with Options.Prices over it
-	raiser        *tool.Tool   // the approval that raises a usage limit (spendlimits.go)
-	armed         sync.Map     // reminder ids with a timer here (reminders.go)
-	hooks         hooks        // sessions' hooks set by subsystems (intercept.go)
+	harnessTurns  harnessTurns                   // the harness turns running here (harness.go)
+	harnessMCP    atomic.Pointer[harnessMCPFunc] // SetHarnessMCP's
+	limits        limiter                        // per-tool MaxConcurrent and Exclusive (limits.go)
+	builtinReader *tool.Tool                     // read_result for models (budget.go); nil without a budget
+	prices        model.Prices                   // the shipped table with Options.Prices over it
+	raiser        *tool.Tool                     // the approval that raises a usage limit (spendlimits.go)
+	armed         sync.Map                       // reminder ids with a timer here (reminders.go)
+	hooks         hooks                          // sessions' hooks set by subsystems (intercept.go)
 	channels      map[string]*channel.Channel
 	schedules     map[string]*schedule.Schedule
 	cloudReady    cloudReady // wakes runners' claims waiting here (cloud.go)

@@ -162,7 +162,7 @@ func (e *mcpEndpoint) handle(ctx context.Context, req *mcp.CallToolRequest) (*mc
 			}
 		}
 	}
-	res, rpcErr := e.call(ctx, req.Params.Name, req.Params.Arguments, header, nil, progress)
+	res, rpcErr := e.call(withModelCallID(ctx, req.Params.Meta), req.Params.Name, req.Params.Arguments, header, nil, progress)
 	if rpcErr != nil {
 		return nil, rpcErr
 	}
@@ -199,7 +199,10 @@ func (e *mcpEndpoint) call(ctx context.Context, name string, args json.RawMessag
 		args = json.RawMessage(`{}`)
 	}
 	var out *api.Outcome
-	if sc, ok := e.s.bearerScope(header); ok {
+	if sc, ok := e.s.bearerScope(header); ok && sc.Harness {
+		out, err = e.s.host.CallInTurn(ctx, name, args, host.InTurn{SessionID: sc.Session, TurnID: sc.Turn, Harness: true,
+			ModelCallID: modelCallIDOf(ctx), Progress: progress})
+	} else if ok {
 		out, err = e.s.host.CallInTurn(ctx, name, args, host.InTurn{SessionID: sc.Session, TurnID: sc.Turn, Token: sc.Token,
 			CallID: header.Get(CallIDRequestHeader), ModelCallID: header.Get(ModelCallIDRequestHeader), Progress: progress})
 	} else {

@@ -88,6 +88,9 @@ type runnerScope struct {
 	Session string `json:"s"`
 	Turn    string `json:"t"`
 	Token   int64  `json:"k"` // the claim's fence: a later claim of the turn voids it
+	// Harness says the token is a harness turn's (harness.go): good while
+	// this host runs the turn.
+	Harness bool `json:"h,omitempty"`
 }
 
 // runnerToken mints a token for the MCP endpoint scoped to a claim of a
@@ -143,6 +146,9 @@ func (s *Server) runnerAuthorized(r *http.Request) bool {
 		return false // no HMAC for a path a runner token cannot open
 	}
 	sc, ok := s.bearerScope(r.Header)
+	if ok && sc.Harness {
+		return s.host.RunsHarnessTurn(sc.Session, sc.Turn)
+	}
 	return ok && s.host.Runners().Holds(r.Context(), sc.Session, sc.Turn, sc.Token)
 }
 

@@ -1,0 +1,175 @@
+package serve_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/host"
+	"github.com/agentsdk/agentsdk/internal/fakemodel"
+	"github.com/agentsdk/agentsdk/internal/harness"
+	"github.com/agentsdk/agentsdk/internal/harnesstest"
+	"github.com/agentsdk/agentsdk/model"
+	"github.com/agentsdk/agentsdk/model/anthropic"
+	"github.com/agentsdk/agentsdk/serve"
+	"github.com/agentsdk/agentsdk/store/memory"
+	"github.com/agentsdk/agentsdk/tool"
+)
+
+// harnessServer serves an agent with a word_count and a gated deploy
+// tool, whose sessions may run on the harness spec.
+type harnessServer struct {
+	*sessionServer
+	h        *host.Host
+	deployed atomic.Int32
+}
+
+func setupHarnessServer(t *testing.T, fake *fakemodel.Server, spec harness.Spec) *harnessServer {
+	t.Helper()
+	hs := &harnessServer{}
+	wc, _ := tool.New("word_count", tool.Config{Description: "Counts words."}, func(ctx context.Context, call *tool.Call, in struct {
+		Text string `json:"text"`
+	}) (int, error) {
+		return len(strings.Fields(in.Text)), nil
+	})
+	deploy, _ := tool.New("deploy", tool.Config{Description: "Deploys.", NeedsApproval: tool.Always}, func(ctx context.Context, call *tool.Call, in struct {
+		Env string `json:"env"`
+	}) (string, error) {
+		hs.deployed.Add(1)
+		return "deployed to " + in.Env, nil
+	})
+	set, _ := tool.NewSet(wc, deploy)
+	state := t.TempDir()
+	st := memory.New() // TEMP until sessions store their runtime in SQL
+	p, _ := anthropic.New(model.Config{Name: "fake", APIKey: "k", BaseURL: fake.AnthropicURL(), MaxTokens: 10})
+	h, err := host.New(set, &host.Options{StateRoot: state, Store: st, Model: p, Harnesses: map[string]harness.Spec{spec.Name: spec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Start(context.Background())
+	srv, _ := serve.New(h, &serve.Options{Slug: "agent", Token: testToken, ApprovalWait: -1})
+	ts := httptest.NewServer(srv)
+	h.SetHarnessMCP(srv.HarnessMCP(ts.Listener.Addr()))
+	t.Cleanup(func() { srv.Shutdown(); ts.Close(); h.Close(); st.Close() })
+	hs.sessionServer = &sessionServer{url: ts.URL + "/agent/v1", fake: fake, srv: srv}
+	hs.h = h
+	return hs
+}
+
+// events reads a session's stream.
+func (hs *harnessServer) events(t *testing.T, id string) []api.Event {
+	t.Helper()
+	evs, err := hs.h.Sessions().Events(context.Background(), id, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+// waitFor waits until the session's stream has an event of kind for which
+// ok holds, and returns it.
+func (hs *harnessServer) waitFor(t *testing.T, id string, kind api.Kind, ok func(api.Event) bool) api.Event {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		for _, e := range hs.events(t, id) {
+			if (kind == "" || e.Kind == kind) && (ok == nil || ok(e)) {
+				return e
+			}
+		}
+	}
+	t.Fatalf("no %s in %s", kind, eventKinds(hs.events(t, id)))
+	return api.Event{}
+}
+
+func eventKinds(evs []api.Event) string {
+	var ks []string
+	for _, e := range evs {
+		ks = append(ks, string(e.Kind))
+	}
+	return strings.Join(ks, " ")
+}
+
+// turnEnd waits for the turn's end event.
+func (hs *harnessServer) turnEnd(t *testing.T, id, turn string) api.Event {
+	return hs.waitFor(t, id, "", func(e api.Event) bool {
+		return e.TurnID == turn && (e.Kind == api.KindTurnCompleted || e.Kind == api.KindTurnFailed)
+	})
+}
+
+// Claude Code calls the agent's server tools over the host's MCP
+// endpoint: each call is on the stream once, its result goes back to the
+// model, and a gated one parks until it is approved over HTTP.
+func TestHarnessServerToolsClaude(t *testing.T) {
+	fake := fakemodel.New()
+	t.Cleanup(fake.Close)
+	hs := setupHarnessServer(t, fake, harnesstest.Claude(t, fake))
+	fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{{ID: "toolu_wc", Name: "mcp__agent__word_count", Input: `{"text":"one two three"}`}}},
+		fakemodel.Reply{Text: []string{"three words"}})
+	sess, turn, err := hs.h.Sessions().Create(context.Background(), host.SessionOptions{Message: "count", Runtime: harness.ClaudeCode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end := hs.turnEnd(t, sess.ID, turn); end.Kind != api.KindTurnCompleted {
+		t.Fatalf("turn ended %s: %s", end.Kind, end.Data)
+	}
+	evs := hs.events(t, sess.ID)
+	var requested, results []string
+	for _, e := range evs {
+		switch e.Kind {
+		case api.KindActionsRequested:
+			a, _ := api.Decode[api.ActionsRequested](e)
+			for _, x := range a.Actions {
+				requested = append(requested, x.Tool+"/"+x.ModelCallID)
+			}
+		case api.KindActionResult:
+			r, _ := api.Decode[api.ActionResult](e)
+			results = append(results, r.Tool+"="+string(r.Result))
+		}
+	}
+	if strings.Join(requested, ",") != "word_count/toolu_wc" || strings.Join(results, ",") != "word_count=3" {
+		t.Fatalf("requested %v, results %v: %s", requested, results, eventKinds(evs))
+	}
+	reqs := fake.Requests()
+	if !strings.Contains(string(reqs[len(reqs)-1]), `"tool_use_id":"toolu_wc"`) {
+		t.Errorf("the model did not get the result: %.400s", reqs[len(reqs)-1])
+	}
+
+	fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{{ID: "toolu_dep", Name: "mcp__agent__deploy", Input: `{"env":"prod"}`}}},
+		fakemodel.Reply{Text: []string{"deployed"}})
+	turn, err = hs.h.Sessions().Send(context.Background(), sess.ID, "deploy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := hs.waitFor(t, sess.ID, api.KindApprovalRequested, func(e api.Event) bool { return e.TurnID == turn })
+	parked, _ := api.Decode[api.ApprovalRequested](e)
+	if parked.Tool != "deploy" || hs.deployed.Load() != 0 {
+		t.Fatalf("parked %+v, deployed %d", parked, hs.deployed.Load())
+	}
+	if status, body := hs.call(t, "POST", "/session/"+sess.ID+"/approvals/"+parked.CallID, `{"approved":true}`); status != 200 {
+		t.Fatalf("approve: %d %v", status, body)
+	}
+	if end := hs.turnEnd(t, sess.ID, turn); end.Kind != api.KindTurnCompleted {
+		t.Fatalf("turn ended %s: %s", end.Kind, end.Data)
+	}
+	if hs.deployed.Load() != 1 {
+		t.Fatalf("deployed %d times", hs.deployed.Load())
+	}
+	var n int
+	for _, e := range hs.events(t, sess.ID) {
+		if r, err := api.Decode[api.ActionResult](e); err == nil && r.CallID == parked.CallID {
+			n++
+			var s string
+			if json.Unmarshal(r.Result, &s); s != "deployed to prod" {
+				t.Errorf("result %s", r.Result)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d results of the deploy", n)
+	}
+}
