@@ -55,7 +55,8 @@ type Reply struct {
 	// Thinking are reasoning blocks before the text, sent when the request
 	// turned extended thinking on (Anthropic; OpenAI's chat completions
 	// stream no reasoning). The fake signs each and remembers what it
-	// signed.
+	// signed. The Responses wire sends them always, as reasoning items
+	// whose summary is the text.
 	Thinking []Thinking
 	// Usage is what the answer reports it consumed; nil: figures derived
 	// from the lengths of the request and the answer.

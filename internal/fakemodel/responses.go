@@ -2,6 +2,7 @@ package fakemodel
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,8 +11,9 @@ import (
 // responses answers an OpenAI Responses API request (POST /v1/responses,
 // what Codex sends) with the next reply: streamed as the API streams it
 // when the request says "stream":true, else the whole response object.
-// The reply's text is one message output item and each of its calls an
-// item of its own, in order: a function_call (with its namespace, if
+// Each of the reply's Thinking blocks is a reasoning item (its text the
+// summary, streamed as reasoning_summary_text deltas), its text one message
+// output item and each of its calls an item of its own, in order: a function_call (with its namespace, if
 // set) or, for a Custom call, a custom_tool_call whose input is the
 // call's raw Input. A call without an ID gets call_fake_<n>. The results
 // come back as function_call_output and custom_tool_call_output input
@@ -68,6 +70,20 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 		id := it.done["id"]
 		event("response.output_item.added", map[string]any{"output_index": i, "item": it.added})
 		switch it.done["type"] {
+		case "reasoning":
+			summary := it.done["summary"].([]any)
+			if len(summary) == 0 {
+				break // redacted: only encrypted_content
+			}
+			part := func(text string) map[string]any { return map[string]any{"type": "summary_text", "text": text} }
+			at := map[string]any{"item_id": id, "output_index": i, "summary_index": 0}
+			event("response.reasoning_summary_part.added", with(at, "part", part("")))
+			for _, d := range it.deltas {
+				event("response.reasoning_summary_text.delta", with(at, "delta", d))
+			}
+			text := summary[0].(map[string]any)["text"].(string)
+			event("response.reasoning_summary_text.done", with(at, "text", text))
+			event("response.reasoning_summary_part.done", with(at, "part", part(text)))
 		case "message":
 			part := func(text string) map[string]any {
 				return map[string]any{"type": "output_text", "text": text, "annotations": []any{}, "logprobs": []any{}}
@@ -98,7 +114,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 		event("response.output_item.done", map[string]any{"output_index": i, "item": it.done})
 		output = append(output, it.done)
 		if reply.StreamError && it.done["type"] == "message" {
-			break
+			break // the failure comes after the text, as on the other wires
 		}
 	}
 	if reply.StreamError {
@@ -119,12 +135,27 @@ var responsesServerError = map[string]any{"code": "server_error", "message": "Th
 // it.
 type responsesItem struct {
 	added, done map[string]any
+	deltas      []string // a reasoning item's summary, in deltas
 }
 
-// responsesItems are the output items answering reply: its text, then its
-// calls.
+// responsesItems are the output items answering reply: its reasoning
+// blocks, its text, then its calls.
 func responsesItems(reply Reply) []responsesItem {
 	var items []responsesItem
+	for i, t := range reply.Thinking {
+		// A reasoning item's summary is its text; encrypted_content
+		// stands for the reasoning itself, opaque (a redacted block's data
+		// as is).
+		done := map[string]any{"id": fmt.Sprintf("rs_fake_%d", i), "type": "reasoning", "summary": []any{}}
+		if t.Redacted != "" {
+			done["encrypted_content"] = t.Redacted
+		} else {
+			text := strings.Join(t.Text, "")
+			done["summary"] = []any{map[string]any{"type": "summary_text", "text": text}}
+			done["encrypted_content"] = base64.StdEncoding.EncodeToString([]byte("fake reasoning\x00" + text))
+		}
+		items = append(items, responsesItem{added: with(done, "summary", []any{}), done: done, deltas: t.Text})
+	}
 	if len(reply.Text) > 0 {
 		content := []any{map[string]any{"type": "output_text", "text": strings.Join(reply.Text, ""), "annotations": []any{}, "logprobs": []any{}}}
 		done := map[string]any{"id": "msg_fake", "type": "message", "status": "completed", "role": "assistant", "content": content}

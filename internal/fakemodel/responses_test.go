@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -26,6 +27,7 @@ func responsesClient(fake *fakemodel.Server) openai.Client {
 type streamed struct {
 	types     []string
 	text      string // the output_text deltas, joined
+	reasoning string // the reasoning_summary_text deltas, joined
 	arguments string // the function_call_arguments and custom_tool_call_input deltas, joined
 	items     []responses.ResponseOutputItemUnion
 	completed *responses.Response
@@ -49,6 +51,8 @@ func stream(t *testing.T, fake *fakemodel.Server, prompt string, input ...any) (
 		ev := s.Current()
 		got.types = append(got.types, ev.Type)
 		switch ev.Type {
+		case "response.reasoning_summary_text.delta":
+			got.reasoning += ev.AsResponseReasoningSummaryTextDelta().Delta
 		case "response.output_text.delta":
 			got.text += ev.AsResponseOutputTextDelta().Delta
 		case "response.function_call_arguments.delta":
@@ -194,6 +198,28 @@ func textOfResult(output any) string {
 	return b.String()
 }
 
+func TestResponsesReasoning(t *testing.T) {
+	fake := fakemodel.New(fakemodel.Reply{Thinking: []fakemodel.Thinking{{Text: []string{"think", "ing"}}, {Redacted: "opaque"}}, Text: []string{"ok"}})
+	defer fake.Close()
+	got, err := stream(t, fake, "hi")
+	if err != nil {
+		t.Fatalf("streaming: %v", err)
+	}
+	if got.reasoning != "thinking" || got.text != "ok" {
+		t.Errorf("reasoning %q, text %q: want \"thinking\" then \"ok\"", got.reasoning, got.text)
+	}
+	if len(got.items) != 3 || got.items[0].Type != "reasoning" || got.items[1].Type != "reasoning" || got.items[2].Type != "message" {
+		t.Fatalf("items = %+v, want two reasoning items, then the message", got.items)
+	}
+	first, redacted := got.items[0].AsReasoning(), got.items[1].AsReasoning()
+	if len(first.Summary) != 1 || first.Summary[0].Text != "thinking" || first.EncryptedContent == "" {
+		t.Errorf("reasoning item = %+v, want the summary and encrypted content", first)
+	}
+	if len(redacted.Summary) != 0 || redacted.EncryptedContent != "opaque" {
+		t.Errorf("redacted item = %+v, want no summary and the data as encrypted content", redacted)
+	}
+}
+
 func TestResponsesCallWithoutID(t *testing.T) {
 	fake := fakemodel.New(fakemodel.Reply{Calls: []fakemodel.Call{{Name: "a", Input: `{}`}, {Name: "b", Input: `{}`}}})
 	defer fake.Close()
@@ -308,5 +334,23 @@ func TestResponsesPaths(t *testing.T) {
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 			t.Errorf("%s: %d %s, want 200 text/event-stream", path, resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
+	}
+}
+
+func TestResponsesRouted(t *testing.T) {
+	router := fakemodel.NewRouter()
+	defer router.Close()
+	router.Route("case-7", fakemodel.Reply{Text: []string{"routed"}})
+	resp, err := http.Post(router.URL+"/v1/responses", "application/json", strings.NewReader(`{"model":"m","input":"case-7: go","stream":true}`))
+	if err != nil {
+		t.Fatalf("posting: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(body), `"delta":"routed"`) || !strings.Contains(string(body), "event: response.completed") {
+		t.Errorf("answer = %s, want the marker's reply, completed", body)
+	}
+	if n := router.Requests("case-7"); n != 1 {
+		t.Errorf("the marker's Server received %d requests, want 1", n)
 	}
 }
