@@ -77,9 +77,10 @@ func (s *Server) overWindow(body []byte) (n, window int64, over bool) {
 	return n, window, window > 0 && n > window
 }
 
-// Usages returns the usage each complete Anthropic or OpenAI answer
-// reported, in order (a request refused, failed or cut off reports none):
-// what a test sums to measure the share of input read from the cache.
+// Usages returns the usage each complete Anthropic or OpenAI (chat or
+// Responses) answer reported, in order (a request refused, failed or cut
+// off reports none): what a test sums to measure the share of input read
+// from the cache.
 func (s *Server) Usages() []Usage {
 	s.mu.Lock()
 	defer s.mu.Unlock()

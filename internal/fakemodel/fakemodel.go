@@ -1,7 +1,11 @@
 // Package fakemodel is an HTTP server that speaks the streaming wire
-// formats of the Anthropic Messages API and OpenAI chat completions, and
-// answers with a script. Tests point the real provider clients at it (the
-// providers' base URLs), since no real provider can be reached from here.
+// formats of the Anthropic Messages API, OpenAI chat completions, the
+// OpenAI Responses API (responses.go) and Gemini's generateContent
+// (gemini.go), and answers with a script. Tests point the real provider
+// clients at it (the providers' base URLs), and the coding-agent harnesses
+// too (Claude Code, Codex, Gemini CLI), since no real provider can be
+// reached from here. What a request sent back for the fake's tool calls is
+// read with [Server.ToolResults] (results.go).
 //
 // It answers as the real APIs do where a client could tell: usage in each
 // API's own fields (Anthropic's message_start and message_delta usage,
@@ -31,6 +35,14 @@ import (
 // malformed on purpose.
 type Call struct {
 	ID, Name, Input string
+	// Namespace, if set, is sent as the function_call's "namespace" (the
+	// Responses wire only): Codex calls an MCP tool as Name in the
+	// namespace "mcp__<server>".
+	Namespace string
+	// Custom sends the call as a custom_tool_call whose input is Input, a
+	// raw string (the Responses wire only): Codex's apply_patch, whose
+	// Input is "*** Begin Patch\n…".
+	Custom bool
 }
 
 // Reply is one scripted answer.
@@ -43,7 +55,8 @@ type Reply struct {
 	// Thinking are reasoning blocks before the text, sent when the request
 	// turned extended thinking on (Anthropic; OpenAI's chat completions
 	// stream no reasoning). The fake signs each and remembers what it
-	// signed.
+	// signed. The Responses wire sends them always, as reasoning items
+	// whose summary is the text.
 	Thinking []Thinking
 	// Usage is what the answer reports it consumed; nil: figures derived
 	// from the lengths of the request and the answer.
@@ -97,6 +110,9 @@ type Thinking struct {
 //     no cache writes), prompt_tokens_details.cached_tokens = CacheRead,
 //     completion_tokens = Output and
 //     completion_tokens_details.reasoning_tokens = Reasoning.
+//   - OpenAI Responses: input_tokens = Input + CacheRead + CacheWrite,
+//     input_tokens_details.cached_tokens = CacheRead, output_tokens =
+//     Output and output_tokens_details.reasoning_tokens = Reasoning.
 type Usage struct {
 	Input, CacheRead, CacheWrite, Output, Reasoning int64
 }
@@ -122,7 +138,11 @@ func New(script ...Reply) *Server {
 	mux.HandleFunc("POST /v1/messages", s.anthropic)
 	mux.HandleFunc("POST /v1/chat/completions", s.openai)
 	mux.HandleFunc("POST /chat/completions", s.openai)
+	mux.HandleFunc("POST /v1/responses", s.responses)
+	mux.HandleFunc("POST /responses", s.responses)
 	mux.HandleFunc("POST /v1beta/models/{call}", s.gemini)
+	// Claude Code probes its base URL with HEAD / before it starts.
+	mux.HandleFunc("HEAD /", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	s.Server = httptest.NewServer(mux)
 	return s
 }
@@ -130,7 +150,8 @@ func New(script ...Reply) *Server {
 // AnthropicURL is the base URL for the Anthropic client.
 func (s *Server) AnthropicURL() string { return s.URL }
 
-// OpenAIURL is the base URL for the OpenAI client.
+// OpenAIURL is the base URL for the OpenAI client, chat completions and
+// Responses alike (Codex's model_providers.<name>.base_url).
 func (s *Server) OpenAIURL() string { return s.URL + "/v1" }
 
 // Push adds replies to the script.
@@ -157,10 +178,15 @@ func (s *Server) Requests() []json.RawMessage {
 // record reads the request's body and keeps it.
 func (s *Server) record(r *http.Request) []byte {
 	body, _ := io.ReadAll(r.Body)
+	s.keep(body)
+	return body
+}
+
+// keep adds a request's body to those Requests returns.
+func (s *Server) keep(body []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, body)
-	return body
 }
 
 // take returns the script's next reply, or the default.
@@ -184,6 +210,19 @@ func prelude(w http.ResponseWriter, r *http.Request, reply Reply) bool {
 // begin handles hangs, resets and error statuses, writing an error's body
 // with errorBody; false means the reply is done.
 func begin(w http.ResponseWriter, r *http.Request, reply Reply, errorBody func(Reply) (int, any)) bool {
+	if !settle(w, r, reply, errorBody) {
+		return false
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	return true
+}
+
+// settle handles hangs, resets, the reply's headers and error statuses,
+// as begin does, but leaves a successful answer's head unwritten; false
+// means the reply is done.
+func settle(w http.ResponseWriter, r *http.Request, reply Reply, errorBody func(Reply) (int, any)) bool {
 	if !wait(r, reply) {
 		return false
 	}
@@ -204,9 +243,6 @@ func begin(w http.ResponseWriter, r *http.Request, reply Reply, errorBody func(R
 		writeJSON(w, status, body)
 		return false
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
 	return true
 }
 

@@ -6,10 +6,10 @@ import (
 )
 
 // Forward sends a model request, whose body was read already, on to
-// target (a Server's URL) with its path and headers, and returns the
-// answer's head. Relay writes the answer back.
+// target (a Server's URL) with its method, path, query and headers, and
+// returns the answer's head. Relay writes the answer back.
 func Forward(r *http.Request, body []byte, target string) (*http.Response, error) {
-	fwd, err := http.NewRequestWithContext(r.Context(), http.MethodPost, target+r.URL.Path, bytes.NewReader(body))
+	fwd, err := http.NewRequestWithContext(r.Context(), r.Method, target+r.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -74,36 +75,45 @@ func geminiErrorBody(status int, message string, details []any) map[string]any {
 // gemini answers POST /v1beta/models/{model}:streamGenerateContent with
 // the next reply, streamed as the API streams with alt=sse: thought
 // deltas, text deltas, then the function calls together, each answer a
-// GenerateContentResponse. A call's Input must be a JSON object (the API
-// cannot send anything else): one that is not ends the answer with
+// GenerateContentResponse; and :generateContent with the same reply as
+// one GenerateContentResponse. A call's Input must be a JSON object (the
+// API cannot send anything else): one that is not ends the answer with
 // MALFORMED_FUNCTION_CALL, as Gemini does. Calls come without ids, as
 // Gemini's usually do. The first call of an answer carries a thought
 // signature, as does the end of an answer with thoughts and no calls; for
 // a gemini-3 model, a request whose current turn drops or alters the
 // signature of a call is refused as Gemini 3 refuses it.
+//
+// A :generateContent request asking for JSON (generationConfig
+// responseMimeType application/json) is a harness's side question, not a
+// model step: Gemini CLI's router and next-speaker checks. It gets
+// [GeminiSideAnswer] as its text, takes no reply and is not among
+// [Server.Requests], so that the script answers the streamed steps only.
 func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 	modelName, method, _ := strings.Cut(r.PathValue("call"), ":")
-	body := s.record(r)
+	body, _ := io.ReadAll(r.Body)
+	if method == "generateContent" && geminiWantsJSON(body) {
+		if geminiKeyRefused(w, r) {
+			return
+		}
+		answer := map[string]any{"content": map[string]any{"role": "model", "parts": []any{map[string]any{"text": GeminiSideAnswer}}},
+			"finishReason": "STOP", "index": 0}
+		writeJSON(w, http.StatusOK, map[string]any{"candidates": []any{answer}, "modelVersion": modelName, "responseId": "fake-side",
+			"usageMetadata": map[string]any{"promptTokenCount": Tokens(body), "candidatesTokenCount": 20, "totalTokenCount": Tokens(body) + 20}})
+		return
+	}
+	s.keep(body)
 	if n, window, over := s.overWindow(body); over {
 		geminiError(w, http.StatusBadRequest, fmt.Sprintf("The input token count (%d) exceeds the maximum number of tokens allowed (%d).", n, window))
 		return
 	}
-	reply := s.take()
-	if method != "streamGenerateContent" {
+	streamed := method == "streamGenerateContent"
+	if !streamed && method != "generateContent" {
 		geminiError(w, http.StatusNotFound, fmt.Sprintf("method %q of models/%s is not served by this fake", method, modelName))
 		return
 	}
-	key := r.Header.Get("x-goog-api-key")
-	if key == "" {
-		key = r.URL.Query().Get("key")
-	}
-	switch key {
-	case "":
-		geminiError(w, http.StatusForbidden, "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.")
-		return
-	case GeminiInvalidKey:
-		geminiError(w, http.StatusBadRequest, "API key not valid. Please pass a valid API key.",
-			map[string]any{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID", "domain": "googleapis.com"})
+	reply := s.take()
+	if geminiKeyRefused(w, r) {
 		return
 	}
 	if strings.HasPrefix(modelName, "gemini-3") {
@@ -119,12 +129,14 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 	if ge == nil {
 		ge = &GeminiError{}
 	}
-	if reply.Status != 0 && !ge.InStream {
+	if reply.Status != 0 && (!ge.InStream || !streamed) {
 		geminiError(w, reply.Status, ge.message(reply.Status), ge.details()...)
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
+	if streamed {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+	}
 
 	nonce := make([]byte, 8)
 	rand.Read(nonce)
@@ -140,12 +152,25 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 		usage = &GeminiUsage{PromptTokenCount: 10, CandidatesTokenCount: 5, ThoughtsTokenCount: 4 * len(reply.Thoughts)}
 	}
 	partial := map[string]any{"promptTokenCount": usage.PromptTokenCount, "totalTokenCount": usage.PromptTokenCount}
+	var whole []any // a generateContent answer's parts, gathered
 	send := func(parts []any, finish string, usageMetadata any) {
+		if !streamed {
+			whole = geminiGather(whole, parts)
+			if finish == "" {
+				return
+			}
+			parts = whole
+		}
 		cand := map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "index": 0}
 		if finish != "" {
 			cand["finishReason"] = finish
 		}
-		sse(w, "", map[string]any{"candidates": []any{cand}, "usageMetadata": usageMetadata, "modelVersion": modelName, "responseId": respID})
+		answer := map[string]any{"candidates": []any{cand}, "usageMetadata": usageMetadata, "modelVersion": modelName, "responseId": respID}
+		if !streamed {
+			writeJSON(w, http.StatusOK, answer)
+			return
+		}
+		sse(w, "", answer)
 	}
 	for _, t := range reply.Thoughts {
 		send([]any{map[string]any{"text": t, "thought": true}}, "", partial)
@@ -154,7 +179,7 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 		pace(r, reply, i)
 		send([]any{map[string]any{"text": t}}, "", partial)
 	}
-	if ge.InStream {
+	if ge.InStream && streamed {
 		sse(w, "", geminiErrorBody(reply.Status, ge.message(reply.Status), ge.details()))
 		return
 	}
@@ -187,6 +212,61 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 		"thoughtsTokenCount":      usage.ThoughtsTokenCount,
 		"totalTokenCount":         usage.PromptTokenCount + usage.CandidatesTokenCount + usage.ThoughtsTokenCount,
 	})
+}
+
+// GeminiSideAnswer is the text of the fake's answer to a Gemini request
+// for JSON (a harness's side question, see the gemini wire): one object
+// holding the fields Gemini CLI's router and next-speaker checks ask for,
+// saying the task is simple, the user speaks next and the flash model
+// will do.
+const GeminiSideAnswer = `{"complexity_reasoning":"simple","complexity_score":1,"reasoning":"the user speaks next","next_speaker":"user","model_choice":"flash"}`
+
+// geminiWantsJSON reports whether a request asks for a JSON answer.
+func geminiWantsJSON(body []byte) bool {
+	var req struct {
+		GenerationConfig struct {
+			ResponseMimeType string `json:"responseMimeType"`
+		} `json:"generationConfig"`
+	}
+	return json.Unmarshal(body, &req) == nil && req.GenerationConfig.ResponseMimeType == "application/json"
+}
+
+// geminiKeyRefused refuses a request without a valid API key as the API
+// does, and reports whether it did.
+func geminiKeyRefused(w http.ResponseWriter, r *http.Request) bool {
+	key := r.Header.Get("x-goog-api-key")
+	if key == "" {
+		key = r.URL.Query().Get("key")
+	}
+	switch key {
+	case "":
+		geminiError(w, http.StatusForbidden, "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.")
+		return true
+	case GeminiInvalidKey:
+		geminiError(w, http.StatusBadRequest, "API key not valid. Please pass a valid API key.",
+			map[string]any{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID", "domain": "googleapis.com"})
+		return true
+	}
+	return false
+}
+
+// geminiGather adds an answer's parts to those gathered for one
+// generateContent answer, joining text deltas into one part (thoughts
+// apart), as the unstreamed API answers.
+func geminiGather(whole, parts []any) []any {
+	for _, p := range parts {
+		part := p.(map[string]any)
+		text, isText := part["text"].(string)
+		if n := len(whole); isText && part["thoughtSignature"] == nil && n > 0 {
+			prev := whole[n-1].(map[string]any)
+			if prevText, ok := prev["text"].(string); ok && prev["thought"] == part["thought"] && prev["thoughtSignature"] == nil {
+				whole[n-1] = with(prev, "text", prevText+text)
+				continue
+			}
+		}
+		whole = append(whole, part)
+	}
+	return whole
 }
 
 func (e *GeminiError) message(status int) string {
