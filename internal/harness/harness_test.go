@@ -117,3 +117,39 @@ func TestClaudeCode(t *testing.T) {
 		t.Errorf("the continued session's request lacks the history: %.300s", last)
 	}
 }
+
+// Each harness answers a text prompt from its fake provider.
+func TestTextTurn(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		spec func(testing.TB, *fakemodel.Server) harness.Spec
+	}{{"codex", harnesstest.Codex}, {"gemini", harnesstest.Gemini}} {
+		t.Run(c.name, func(t *testing.T) {
+			fake := fakemodel.New()
+			t.Cleanup(fake.Close)
+			spec := c.spec(t, fake)
+			var rec recorder
+			ctx := context.Background()
+			start := time.Now()
+			p, err := harness.Start(ctx, harness.Options{Spec: spec, Workspace: t.TempDir(), Home: t.TempDir(), Handler: rec.handler(harness.AllowOnce)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			t.Logf("initialize %v (%s)", time.Since(start), p.Info())
+			start = time.Now()
+			if _, err := p.NewSession(ctx); err != nil {
+				t.Fatal(err, p.Stderr())
+			}
+			t.Logf("session/new %v", time.Since(start))
+			fake.Push(fakemodel.Reply{Text: []string{"hello ", "from the fake"}})
+			r, err := p.Prompt(ctx, "say hello")
+			if err != nil {
+				t.Fatal(err, p.Stderr())
+			}
+			if r.StopReason != acp.StopReasonEndTurn || !strings.HasSuffix(rec.text(), "hello from the fake") {
+				t.Fatalf("stop %s, text %q; stderr %s", r.StopReason, rec.text(), p.Stderr())
+			}
+		})
+	}
+}
