@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -169,11 +170,15 @@ func (h *Host) harnessFailure(ctx context.Context, err error) error {
 }
 
 // harnessContext reads what a harness turn needs from the session's
-// stream: the turn's message (the prompt), the conversation before it as
-// text (for a harness that cannot continue its own session), and the
-// latest harness session the session ran.
+// stream: the turn's message (the prompt, after what the harness was not
+// told: who denied its requests, and why, since its last turn — ACP's
+// answer carries only "rejected"), the conversation before it as text
+// (for a harness that cannot continue its own session), and the latest
+// harness session the session ran.
 func (h *Host) harnessContext(ctx context.Context, sess api.Session, turnID string) (prompt, earlier string, last api.HarnessSession, err error) {
 	var b strings.Builder
+	titles := map[string]string{} // a parked harness call's title, by call id
+	var denials []string
 	err = eachEvent(ctx, h.log, sess.ID, func(e api.Event) {
 		switch e.Kind {
 		case api.KindMessage:
@@ -185,10 +190,29 @@ func (h *Host) harnessContext(ctx context.Context, sess api.Session, turnID stri
 			fmt.Fprintf(&b, "%s: %s\n\n", m.Role, m.Text)
 		case api.KindHarnessSession:
 			last, _ = api.Decode[api.HarnessSession](e)
+			denials = nil
+		case api.KindApprovalRequested:
+			r, _ := api.Decode[api.ApprovalRequested](e)
+			var in struct{ Title string }
+			if strings.HasPrefix(r.Tool, "harness_") && json.Unmarshal(r.Input, &in) == nil {
+				titles[r.CallID] = in.Title
+			}
+		case api.KindApprovalResolved:
+			r, _ := api.Decode[api.ApprovalResolved](e)
+			if title, ok := titles[r.CallID]; ok && r.Status == api.ApprovalDenied && r.By != "host" {
+				d := fmt.Sprintf("%s denied your request to run %q", r.By, title)
+				if r.Reason != "" {
+					d += ": " + r.Reason
+				}
+				denials = append(denials, d)
+			}
 		}
 	})
 	if err != nil {
 		return "", "", last, err
+	}
+	if len(denials) > 0 {
+		prompt = "(Since your last turn: " + strings.Join(denials, "; ") + ".)\n\n" + prompt
 	}
 	if b.Len() > 0 {
 		earlier = "The conversation so far (you are continuing it):\n\n" + b.String() + "Now: "

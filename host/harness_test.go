@@ -5,7 +5,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,16 +20,35 @@ import (
 	"github.com/agentsdk/agentsdk/tool"
 )
 
-// harnessHost starts a host whose sessions may run on Claude Code
+// harnessCase is how a test drives one harness: its spec against the
+// fake, and the fake's call of the harness's shell tool.
+type harnessCase struct {
+	name  string
+	spec  func(testing.TB, *fakemodel.Server) harness.Spec
+	shell func(command string) fakemodel.Call
+}
+
+var harnessCases = []harnessCase{
+	{harness.ClaudeCode, harnesstest.Claude, func(c string) fakemodel.Call {
+		in, _ := json.Marshal(map[string]string{"command": c, "description": "run it"})
+		return fakemodel.Call{ID: "toolu_sh", Name: "Bash", Input: string(in)}
+	}},
+	{harness.Codex, harnesstest.Codex, func(c string) fakemodel.Call {
+		in, _ := json.Marshal(map[string]string{"cmd": c})
+		return fakemodel.Call{ID: "call_sh", Name: "exec_command", Input: string(in)}
+	}},
+}
+
+// harnessHost starts a host whose sessions may run on the harness
 // against fake.
-func harnessHost(t *testing.T, fake *fakemodel.Server, perms harness.Permissions) *host.Host {
-	spec := harnesstest.Claude(t, fake)
+func harnessHost(t *testing.T, c harnessCase, fake *fakemodel.Server, perms harness.Permissions) *host.Host {
+	spec := c.spec(t, fake)
 	spec.Permissions = perms
 	set, err := tool.NewSet()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return startHost(t, memory.New(), set, fake.AnthropicURL(), host.Options{Harnesses: map[string]harness.Spec{harness.ClaudeCode: spec}})
+	return startHost(t, memory.New(), set, fake.AnthropicURL(), host.Options{Harnesses: map[string]harness.Spec{spec.Name: spec}})
 }
 
 // waitHarnessParked waits for the turn's first parked call.
@@ -52,13 +73,19 @@ func waitHarnessParked(t *testing.T, h *host.Host, sessionID string) api.Approva
 // A Claude Code turn: its text is the session's message; a shell command
 // it asks permission for parks, and once approved runs in the session's
 // workspace; the next turn continues the harness's conversation.
-func TestHarnessTurnClaude(t *testing.T) {
+func TestHarnessTurn(t *testing.T) {
+	for _, c := range harnessCases {
+		t.Run(c.name, func(t *testing.T) { testHarnessTurn(t, c) })
+	}
+}
+
+func testHarnessTurn(t *testing.T, c harnessCase) {
 	fake := fakemodel.New()
 	t.Cleanup(fake.Close)
-	h := harnessHost(t, fake, harness.Permissions{})
+	h := harnessHost(t, c, fake, harness.Permissions{})
 	ctx := context.Background()
 	fake.Push(fakemodel.Reply{Text: []string{"hello ", "there"}})
-	sess, turn, err := h.Sessions().Create(ctx, host.SessionOptions{Message: "say hello", Runtime: harness.ClaudeCode})
+	sess, turn, err := h.Sessions().Create(ctx, host.SessionOptions{Message: "say hello", Runtime: c.name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,11 +93,11 @@ func TestHarnessTurnClaude(t *testing.T) {
 	if k := kinds(evs); !strings.Contains(k, "harness.session") || len(find(evs, api.KindTurnCompleted)) != 1 {
 		t.Fatalf("events: %s", k)
 	}
-	if m := lastAssistant(evs); m != "hello there" {
+	if m := lastAssistant(evs); !strings.HasSuffix(m, "hello there") {
 		t.Fatalf("answer %q; events %s", m, kinds(evs))
 	}
 
-	fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{{ID: "toolu_1", Name: "Bash", Input: `{"command":"echo made > made.txt","description":"make a file"}`}}},
+	fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{c.shell("echo made > made.txt")}},
 		fakemodel.Reply{Text: []string{"made it"}})
 	turn, err = h.Sessions().Send(ctx, sess.ID, "make a file")
 	if err != nil {
@@ -80,7 +107,7 @@ func TestHarnessTurnClaude(t *testing.T) {
 	var asked struct {
 		Title, Kind string
 	}
-	if err := json.Unmarshal(parked.Input, &asked); err != nil || parked.Tool != "harness_execute" || asked.Title != "echo made > made.txt" || asked.Kind != "execute" {
+	if err := json.Unmarshal(parked.Input, &asked); err != nil || parked.Tool != "harness_execute" || !strings.Contains(asked.Title, "echo made > made.txt") || asked.Kind != "execute" {
 		t.Fatalf("parked %+v", parked)
 	}
 	ws := h.Sessions().WorkspaceDir(sess.ID)
@@ -100,7 +127,7 @@ func TestHarnessTurnClaude(t *testing.T) {
 			results++
 		}
 	}
-	if results != 1 || lastAssistant(evs) != "made it" {
+	if results != 1 || !strings.HasSuffix(lastAssistant(evs), "made it") {
 		t.Errorf("%d results for the call, answer %q: %s", results, lastAssistant(evs), kinds(evs))
 	}
 	a, err := h.Approvals().Get(ctx, parked.CallID)
@@ -118,4 +145,153 @@ func lastAssistant(evs []api.Event) string {
 		}
 	}
 	return text
+}
+
+// harnessPids are the processes whose HOME is home: a harness and
+// everything it started.
+func harnessPids(home string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		for _, kv := range strings.Split(string(b), "\x00") {
+			if kv == "HOME="+home {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
+// waitGone waits until no process has HOME home.
+func waitGone(t *testing.T, home string) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if len(harnessPids(home)) == 0 {
+			return
+		}
+	}
+	t.Errorf("harness processes outlived their turn: %v", harnessPids(home))
+}
+
+// turnFailure decodes the turn's turn.failed.
+func turnFailure(t *testing.T, evs []api.Event, turn string) api.TurnFailed {
+	t.Helper()
+	for _, e := range find(evs, api.KindTurnFailed) {
+		if e.TurnID == turn {
+			f, _ := api.Decode[api.TurnFailed](e)
+			return f
+		}
+	}
+	t.Fatalf("turn %s did not fail: %s", turn, kinds(evs))
+	return api.TurnFailed{}
+}
+
+// A denied shell command does not run, its result says who denied it and
+// why, and the harness's next prompt tells the model; a cancel while the
+// harness waits for a decision ends the turn cancelled and its processes;
+// a harness that dies mid-turn fails the turn with harness_failed.
+func TestHarnessDenyCancelCrash(t *testing.T) {
+	for _, c := range harnessCases {
+		t.Run(c.name, func(t *testing.T) {
+			fake := fakemodel.New()
+			t.Cleanup(fake.Close)
+			h := harnessHost(t, c, fake, harness.Permissions{})
+			ctx := context.Background()
+			ws := func(id string) string { return h.Sessions().WorkspaceDir(id) }
+			home := func(id string) string { return filepath.Join(filepath.Dir(ws(id)), "harness-home") }
+
+			// Denied.
+			fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{c.shell("echo made > denied.txt")}}, fakemodel.Reply{Text: []string{"ok, not doing it"}})
+			sess, turn, err := h.Sessions().Create(ctx, host.SessionOptions{Message: "make a file", Runtime: c.name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			parked := waitHarnessParked(t, h, sess.ID)
+			if _, err := h.Approvals().Resolve(ctx, parked.CallID, host.Decision{Approved: false, By: "bob", Reason: "not today"}); err != nil {
+				t.Fatal(err)
+			}
+			evs := waitTurnEnd(t, h, sess.ID, turn)
+			if _, err := os.Stat(filepath.Join(ws(sess.ID), "denied.txt")); err == nil {
+				t.Fatal("a denied command ran")
+			}
+			var said string
+			for _, e := range find(evs, api.KindActionResult) {
+				if r, _ := api.Decode[api.ActionResult](e); r.CallID == parked.CallID {
+					said = string(r.Result)
+				}
+			}
+			if !strings.Contains(said, "denied by bob: not today") {
+				t.Errorf("the denied call's result: %s; %s", said, kinds(evs))
+			}
+			fake.Push(fakemodel.Reply{Text: []string{"noted"}})
+			turn, err = h.Sessions().Send(ctx, sess.ID, "next")
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitTurnEnd(t, h, sess.ID, turn)
+			reqs := fake.Requests()
+			if last := string(reqs[len(reqs)-1]); !strings.Contains(last, "not today") {
+				t.Errorf("the model was not told why: %.600s", last)
+			}
+
+			// Cancelled while it waits.
+			fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{c.shell("echo made > cancelled.txt")}}, fakemodel.Reply{Text: []string{"unreachable"}})
+			turn, err = h.Sessions().Send(ctx, sess.ID, "make another")
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitHarnessParkedIn(t, h, sess.ID, turn)
+			if len(harnessPids(home(sess.ID))) == 0 {
+				t.Fatal("no harness process while the call waits")
+			}
+			if err := h.Sessions().Cancel(ctx, sess.ID); err != nil {
+				t.Fatal(err)
+			}
+			evs = waitTurnEnd(t, h, sess.ID, turn)
+			if f := turnFailure(t, evs, turn); f.Code != api.FailureCancelled {
+				t.Errorf("cancelled turn: %+v", f)
+			}
+			waitGone(t, home(sess.ID))
+
+			// The harness dies mid-turn.
+			fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{c.shell("echo made > crashed.txt")}})
+			turn, err = h.Sessions().Send(ctx, sess.ID, "and another")
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitHarnessParkedIn(t, h, sess.ID, turn)
+			for _, pid := range harnessPids(home(sess.ID)) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			evs = waitTurnEnd(t, h, sess.ID, turn)
+			if f := turnFailure(t, evs, turn); f.Code != api.FailureHarness || !strings.Contains(f.Reason, "exited") {
+				t.Errorf("crashed turn: %+v", f)
+			}
+			waitGone(t, home(sess.ID))
+		})
+	}
+}
+
+// waitHarnessParkedIn waits for a call of the turn to park.
+func waitHarnessParkedIn(t *testing.T, h *host.Host, sessionID, turnID string) api.ApprovalRequested {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		evs, _ := h.Sessions().Events(context.Background(), sessionID, 0, 0)
+		for _, e := range find(evs, api.KindApprovalRequested) {
+			if e.TurnID == turnID {
+				r, _ := api.Decode[api.ApprovalRequested](e)
+				return r
+			}
+		}
+	}
+	t.Fatalf("no call of turn %s parked", turnID)
+	return api.ApprovalRequested{}
 }
