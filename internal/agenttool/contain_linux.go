@@ -16,13 +16,15 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // On Linux every process a script starts is killed when its call ends,
-// including those that leave the script's process group (setsid, a
+// and every process a process of [StartProcess] starts when it is killed
+// or exits, including those that leave its process group (setsid, a
 // daemon's double fork), which a kill of the group misses:
 //
 //   - Where the host may create cgroups (cgroup v2, its own cgroup's
@@ -64,10 +66,10 @@ type containment struct {
 }
 
 // newContainment prepares a run's containment: its record where opts ask
-// for one, a cgroup when the host may create one (and opts allow), a
-// Landlock ruleset and a temp dir of its own where the kernel confines
-// scripts, the environment mark always.
-func newContainment(opts *RunOptions) (*containment, error) {
+// for one, a cgroup when the host may create one and start processes in
+// it (and opts allow), a Landlock ruleset and a temp dir of its own where
+// opts ask to confine and the kernel can, the environment mark always.
+func newContainment(opts containOptions) (*containment, error) {
 	var b [8]byte
 	rand.Read(b[:]) // never fails (crypto/rand)
 	c := &containment{id: hex.EncodeToString(b[:]), fd: -1}
@@ -76,13 +78,14 @@ func newContainment(opts *RunOptions) (*containment, error) {
 	if parent := cgroupParent(); parent != "" && !opts.noCgroup {
 		cgroup = filepath.Join(parent, name)
 	}
-	if isolating() && !opts.noIsolation {
+	if opts.confine && isolating() {
 		c.tmp = filepath.Join(os.TempDir(), name)
 	}
 	// The record comes first: a host killed from here on leaves nothing
-	// its successor does not find.
-	if opts.Records != "" {
-		path, err := record(opts.Records, runRecord{Host: self(), Mark: c.id, Cgroup: cgroup, Tmp: c.tmp})
+	// its successor does not find. (If the run ends up without the cgroup
+	// it names, Reap finds its processes by the mark.)
+	if opts.records != "" {
+		path, err := record(opts.records, runRecord{Host: self(), Mark: c.id, Cgroup: cgroup, Tmp: c.tmp})
 		if err != nil {
 			return nil, fmt.Errorf("recording the run: %w", err)
 		}
@@ -93,7 +96,7 @@ func newContainment(opts *RunOptions) (*containment, error) {
 			c.release()
 			return nil, fmt.Errorf("making the run's temp dir: %w", err)
 		}
-		j, err := newJail(opts.Workspace, c.tmp, opts.Private)
+		j, err := newJail(opts.workspace, c.tmp, opts.private)
 		if err != nil {
 			c.release()
 			return nil, err
@@ -114,8 +117,39 @@ func newContainment(opts *RunOptions) (*containment, error) {
 		_ = unix.Rmdir(cgroup)
 		return c, nil
 	}
+	if !canStartIn(fd) {
+		_ = unix.Close(fd)
+		_ = unix.Rmdir(cgroup)
+		return c, nil
+	}
 	c.cgroup, c.fd = cgroup, fd
 	return c, nil
+}
+
+var cgroupProbe sync.Once
+
+// canStartIn reports whether the host can start processes in the cgroup
+// fd opens (clone3 with CLONE_INTO_CGROUP: Linux 5.7, and no seccomp
+// filter refusing clone3), finding out once per host: it starts a process
+// there whose exec must fail with ENOTDIR, which tells a clone that worked
+// from one that did not. Where it cannot, cgroups are off: a run cannot
+// try to start twice ([StartProcess] starts its caller's command, whose
+// pipes a failed start closes).
+func canStartIn(fd int) bool {
+	cgroupProbe.Do(func() {
+		p, err := os.StartProcess("/dev/null/agent-sdk-probe", []string{"agent-sdk-probe"}, &os.ProcAttr{
+			Sys: &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd},
+		})
+		if p != nil { // cannot happen: nothing runs at that path
+			_ = p.Kill()
+			_, _ = p.Wait()
+			return
+		}
+		if !errors.Is(err, unix.ENOTDIR) {
+			cgroupsOff.Store(true)
+		}
+	})
+	return !cgroupsOff.Load()
 }
 
 // prepare makes cmd start contained.
@@ -138,22 +172,6 @@ func (c *containment) start(cmd *exec.Cmd) error {
 	return c.jail.start(cmd)
 }
 
-// dropCgroup gives up the run's cgroup after the script failed to start in
-// it: false if it had none (the failure was not the cgroup's).
-func (c *containment) dropCgroup() bool {
-	if c.cgroup == "" {
-		return false
-	}
-	c.started(false)
-	_ = unix.Rmdir(c.cgroup)
-	c.cgroup = ""
-	return true
-}
-
-// cgroupFailed notes that a script started without a cgroup where it had
-// failed to start in one: the host cannot start processes in cgroups.
-func (c *containment) cgroupFailed() { cgroupsOff.Store(true) }
-
 // started releases what starting the script needed, and notes whether it
 // started.
 func (c *containment) started(ok bool) {
@@ -165,22 +183,35 @@ func (c *containment) started(ok bool) {
 }
 
 // kill kills every process of the run that is still alive and returns once
-// they are gone (bounded: a process stuck in the kernel may outlive it).
+// they are gone (bounded: a process stuck in the kernel may outlive it),
+// then forgets the run. It reports a cgroup it could not kill (the sweep
+// then killed the marked processes) and processes the sweep left alive.
 // Calling it again does nothing.
-func (c *containment) kill() {
+func (c *containment) kill() error {
 	if c.killed {
-		return
+		return nil
 	}
 	c.killed = true
 	if c.fd >= 0 {
 		_ = unix.Close(c.fd)
 		c.fd = -1
 	}
-	if (c.cgroup == "" || killCgroup(c.cgroup) != nil) && c.ran {
-		sweep(c.id)
+	var err error
+	if c.cgroup != "" {
+		if err = killCgroup(c.cgroup); err != nil {
+			err = fmt.Errorf("killing the run's cgroup: %w", err)
+		}
+	}
+	if (c.cgroup == "" || err != nil) && c.ran && !sweep(c.id) {
+		err = errors.Join(err, errSurvived)
 	}
 	c.release()
+	return err
 }
+
+// errSurvived says that processes of a run were still alive after they
+// were killed, for as long as the kill waits.
+var errSurvived = fmt.Errorf("processes of the run still alive %s after they were killed", killWait)
 
 // release closes the ruleset, removes the temp dir and forgets the run.
 func (c *containment) release() {
@@ -247,14 +278,15 @@ func killListed(dir string) error {
 // their environment until none is left alive (a zombie's environment reads
 // empty). It stops only after two passes in a row find none: a process
 // caught mid-exec can read as unmarked for a moment, and one pass would
-// miss it.
-func sweep(ids ...string) {
+// miss it. It reports whether it did, within killWait.
+func sweep(ids ...string) bool {
 	marks := make([][]byte, len(ids))
 	for i, id := range ids {
 		marks[i] = []byte(runIDVar + "=" + id)
 	}
 	delay := 100 * time.Microsecond
-	for deadline, quiet := time.Now().Add(killWait), 0; quiet < 2 && time.Now().Before(deadline); {
+	quiet := 0
+	for deadline := time.Now().Add(killWait); quiet < 2 && time.Now().Before(deadline); {
 		if killMarked(marks) > 0 {
 			quiet = 0
 		} else {
@@ -263,6 +295,7 @@ func sweep(ids ...string) {
 		time.Sleep(delay)
 		delay = min(2*delay, 10*time.Millisecond)
 	}
+	return quiet >= 2
 }
 
 // killMarked sends SIGKILL to every process whose environment holds one of

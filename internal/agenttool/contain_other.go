@@ -4,19 +4,18 @@ package agenttool
 
 import "os/exec"
 
-// Outside Linux a run's processes are those of the script's process group:
-// a process that leaves it (setsid, a daemon's double fork) outlives the
-// call, and all of them outlive a host that dies. A script is not
+// Outside Linux a run's processes are those of the script's (or the
+// [StartProcess] process's) process group: a process that leaves it
+// (setsid, a daemon's double fork) outlives the call, and all of them
+// outlive a host that dies. A script is not
 // confined: it can read and write whatever the host can.
 type containment struct{}
 
-func newContainment(*RunOptions) (*containment, error) { return &containment{}, nil }
-func (c *containment) prepare(*exec.Cmd)               {}
-func (c *containment) start(cmd *exec.Cmd) error       { return cmd.Start() }
-func (c *containment) dropCgroup() bool                { return false }
-func (c *containment) cgroupFailed()                   {}
-func (c *containment) started(bool)                    {}
-func (c *containment) kill()                           {}
+func newContainment(containOptions) (*containment, error) { return &containment{}, nil }
+func (c *containment) prepare(*exec.Cmd)                  {}
+func (c *containment) start(cmd *exec.Cmd) error          { return cmd.Start() }
+func (c *containment) started(bool)                       {}
+func (c *containment) kill() error                        { return nil }
 
 // Reap ends what runs recorded in dir left behind when their host died:
 // outside Linux runs are not recorded, and it does nothing.

@@ -16,8 +16,8 @@ import (
 
 // A host killed with SIGKILL cannot end its calls: their scripts run on,
 // in their cgroups or bearing their marks. So each run is recorded, while
-// it runs, in a file of RunOptions.Records (<state>/agent-tool-runs for a
-// host): the host that runs it (machine, boot, pid namespace, pid and the
+// it runs, in a file of RunOptions.Records or ProcessOptions.Records
+// (<state>/agent-tool-runs for a host): the host that runs it (machine, boot, pid namespace, pid and the
 // pid's start time), its mark, its cgroup and its temp dir. [Reap], called
 // by the next host to start on the state directory, ends the runs of
 // hosts that are gone and leaves those of live ones: several hosts may
@@ -154,21 +154,22 @@ func Reap(dir string) (int, error) {
 		dead = append(dead, r)
 		files = append(files, path)
 	}
+	// Every dead run's mark is swept, its cgroup killed or not: a run may
+	// have gone on without the cgroup its record names (one the host could
+	// not make, or start processes in).
 	var marks []string
 	for _, r := range dead {
 		if r.Cgroup != "" {
-			err := killCgroup(r.Cgroup)
-			if err == nil || errors.Is(err, os.ErrNotExist) {
-				continue
+			if err := killCgroup(r.Cgroup); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("killing the run's cgroup %s: %w", r.Cgroup, err))
 			}
-			errs = append(errs, fmt.Errorf("killing the run's cgroup %s: %w", r.Cgroup, err))
 		}
 		if r.Mark != "" {
 			marks = append(marks, r.Mark)
 		}
 	}
-	if len(marks) > 0 {
-		sweep(marks...)
+	if len(marks) > 0 && !sweep(marks...) {
+		errs = append(errs, fmt.Errorf("sweeping dead hosts' runs: %w", errSurvived))
 	}
 	for i, r := range dead {
 		if r.Tmp != "" {

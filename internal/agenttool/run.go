@@ -87,39 +87,32 @@ func Run(ctx context.Context, t *tool.Tool, in *tool.Input, opts RunOptions) too
 	stderr := &limitedBuffer{limit: limit}
 	lines := &lineWriter{emit: opts.Stderr}
 	defer lines.flush()
-	c, err := newContainment(&opts)
+	c, err := newContainment(containOptions{
+		records:   opts.Records,
+		noCgroup:  opts.noCgroup,
+		confine:   !opts.noIsolation,
+		workspace: opts.Workspace,
+		private:   opts.Private,
+	})
 	if err != nil {
 		return tool.ErrorOutput(fmt.Sprintf("starting agent tool %s: %v", t.Name(), err))
 	}
 	// Nothing of the run outlives it, whatever happens below.
 	defer c.kill()
-	command := func() *exec.Cmd {
-		cmd := exec.Command(Path(opts.Workspace, t.Name()))
-		cmd.Dir = opts.Workspace
-		cmd.Env = environment(opts, t.Name())
-		cmd.Stdin = bytes.NewReader(in.JSON())
-		cmd.Stdout, cmd.Stderr = stdout, stderr
-		if opts.Stderr != nil {
-			lines.reset()
-			cmd.Stderr = io.MultiWriter(stderr, lines)
-		}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		// A child the script leaves running may hold stdout open; stop
-		// waiting for it shortly after the script itself exits.
-		cmd.WaitDelay = 100 * time.Millisecond
-		c.prepare(cmd)
-		return cmd
+	cmd := exec.Command(Path(opts.Workspace, t.Name()))
+	cmd.Dir = opts.Workspace
+	cmd.Env = environment(opts, t.Name())
+	cmd.Stdin = bytes.NewReader(in.JSON())
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if opts.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(stderr, lines)
 	}
-	cmd := command()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A child the script leaves running may hold stdout open; stop
+	// waiting for it shortly after the script itself exits.
+	cmd.WaitDelay = 100 * time.Millisecond
+	c.prepare(cmd)
 	err = c.start(cmd)
-	if err != nil && c.dropCgroup() {
-		// Starting in a cgroup may be what failed (a kernel before 5.7):
-		// try once more without.
-		cmd = command()
-		if err = c.start(cmd); err == nil {
-			c.cgroupFailed()
-		}
-	}
 	c.started(err == nil)
 	if err != nil {
 		return tool.ErrorOutput(fmt.Sprintf("starting agent tool %s: %v", t.Name(), err))
@@ -265,11 +258,4 @@ func (w *lineWriter) flush() {
 		w.emit(string(w.buf))
 	}
 	w.buf = nil
-}
-
-// reset forgets what a failed start left.
-func (w *lineWriter) reset() {
-	w.mu.Lock()
-	w.buf = nil
-	w.mu.Unlock()
 }
