@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/internal/agenttool"
 	"github.com/agentsdk/agentsdk/internal/harness"
 	"github.com/agentsdk/agentsdk/tool"
 )
@@ -271,6 +273,23 @@ func (t *harnessTurns) runs(sessionID, turnID string) bool {
 // harness token for the MCP endpoint is good while it does.
 func (h *Host) RunsHarnessTurn(sessionID, turnID string) bool {
 	return h.harnessTurns.runs(sessionID, turnID)
+}
+
+// startHarnessProcess starts a harness's process contained
+// (agenttool.StartProcess: its process group, and a cgroup or a mark for
+// everything it starts), recorded under the host's runs so that a host
+// started after this one died reaps what it left.
+func (h *Host) startHarnessProcess(cmd *exec.Cmd) (func(), error) {
+	cmd.WaitDelay = 5 * time.Second
+	p, err := agenttool.StartProcess(cmd, agenttool.ProcessOptions{Records: h.runsDir()})
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		if err := p.Kill(); err != nil {
+			h.logger.Warn("killing a harness's processes", "pid", p.Pid(), "err", err)
+		}
+	}, nil
 }
 
 // errHarnessTool is what a harness's parked call says when it is run

@@ -1,11 +1,6 @@
 package host
 
-import (
-	"os/exec"
-	"syscall"
-
-	"github.com/agentsdk/agentsdk/internal/harness"
-)
+import "github.com/agentsdk/agentsdk/internal/harness"
 
 // TEMPORARY until the plumb branch merges.
 func (h *Host) Harness(name string) (harness.Spec, bool) {
@@ -13,11 +8,3 @@ func (h *Host) Harness(name string) (harness.Spec, bool) {
 	return s, ok
 }
 
-func (h *Host) startHarnessProcess(cmd *exec.Cmd) (func(), error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	pid := cmd.Process.Pid
-	return func() { _ = syscall.Kill(-pid, syscall.SIGKILL) }, nil
-}

@@ -163,7 +163,7 @@ func (p *Process) call(ctx context.Context, f func(ctx context.Context) error) (
 	go func() { done <- f(ctx) }()
 	select {
 	case err := <-done:
-		if err != nil && p.Exited() {
+		if err != nil && p.exitsSoon() {
 			return struct{}{}, p.exitError()
 		}
 		return struct{}{}, err
@@ -180,6 +180,27 @@ func (p *Process) Exited() bool {
 	case <-p.exited:
 		return true
 	default:
+		return false
+	}
+}
+
+// exitsSoon reports whether the process exits within a moment: a request
+// that failed because the connection closed fails because the process is
+// exiting, which the wait for it may not have seen yet.
+func (p *Process) exitsSoon() bool {
+	t := time.NewTimer(2 * time.Second)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-p.conn.Done():
+	case <-t.C:
+		return false
+	}
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
 		return false
 	}
 }
@@ -294,7 +315,7 @@ func (p *Process) Prompt(ctx context.Context, text string) (acp.PromptResponse, 
 	select {
 	case r := <-done:
 		if r.err != nil {
-			if p.Exited() {
+			if p.exitsSoon() {
 				return r.r, p.exitError()
 			}
 			return r.r, fmt.Errorf("prompting harness %s: %w", p.opts.Spec.Name, r.err)
