@@ -298,3 +298,51 @@ func waitHarnessParkedIn(t *testing.T, h *host.Host, sessionID, turnID string) a
 	t.Fatalf("no call of turn %s parked", turnID)
 	return api.ApprovalRequested{}
 }
+
+// An agent tool is a script in the session's workspace, with its catalog
+// in AGENTS.md (and CLAUDE.md pointing at it); the harness runs it with
+// its own shell, here allowed without a person by the permissions policy.
+// A plan the harness makes is a plan event.
+func TestHarnessAgentToolAndPlan(t *testing.T) {
+	fake := fakemodel.New()
+	t.Cleanup(fake.Close)
+	greet, err := tool.NewScript("greet", tool.Config{Description: "Greets whoever its input names."}, "#!/bin/sh\necho \"hello $(cat)\" > greeted.txt\necho greeted\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tool.NewSet(greet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := harnesstest.Claude(t, fake)
+	spec.Permissions = harness.Permissions{Allow: []string{"execute:*.agent-serve/tools/*"}}
+	h := startHost(t, memory.New(), set, fake.AnthropicURL(), host.Options{Harnesses: map[string]harness.Spec{spec.Name: spec}})
+	in, _ := json.Marshal(map[string]string{"command": `echo '{"name":"ada"}' | .agent-serve/tools/greet`, "description": "greet"})
+	todos := `{"todos":[{"content":"Greet Ada","status":"in_progress","activeForm":"Greeting Ada"},{"content":"Report","status":"pending","activeForm":"Reporting"}]}`
+	fake.SetDefault(fakemodel.Reply{Text: []string{"done"}})
+	fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{{ID: "toolu_plan", Name: "TodoWrite", Input: todos}}},
+		fakemodel.Reply{Calls: []fakemodel.Call{{ID: "toolu_greet", Name: "Bash", Input: string(in)}}})
+	sess, turn, err := h.Sessions().Create(context.Background(), host.SessionOptions{Message: "greet ada", Runtime: harness.ClaudeCode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := waitTurnEnd(t, h, sess.ID, turn)
+	ws := h.Sessions().WorkspaceDir(sess.ID)
+	if b, err := os.ReadFile(filepath.Join(ws, "greeted.txt")); err != nil || string(b) != "hello {\"name\":\"ada\"}\n" {
+		t.Fatalf("greeted.txt %q, %v: %s", b, err, kinds(evs))
+	}
+	if len(find(evs, api.KindApprovalRequested)) != 0 {
+		t.Errorf("the policy's allowed command was parked: %s", kinds(evs))
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "CLAUDE.md")); err != nil || !strings.Contains(string(b), "@AGENTS.md") {
+		t.Errorf("CLAUDE.md: %q, %v", b, err)
+	}
+	plans := find(evs, api.KindPlan)
+	if len(plans) == 0 {
+		t.Fatalf("no plan: %s", kinds(evs))
+	}
+	p, _ := api.Decode[api.Plan](plans[len(plans)-1])
+	if len(p.Entries) != 2 || p.Entries[0].Content != "Greet Ada" || p.Entries[0].Status != "in_progress" {
+		t.Errorf("plan %+v", p)
+	}
+}

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"path"
 	"slices"
 	"strings"
 
@@ -40,9 +39,30 @@ func matchAny(rules []string, kind, title string) bool {
 		if !has {
 			return true
 		}
-		ok, err := path.Match(pattern, title)
-		return err == nil && ok
+		return Glob(pattern, title)
 	})
+}
+
+// Glob reports whether s matches pattern, in which * stands for any run
+// of characters (slashes and spaces too: a title is a shell command or a
+// path) and every other character for itself.
+func Glob(pattern, s string) bool {
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == s
+	}
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(s, p)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(p):]
+	}
+	return strings.HasSuffix(s, parts[len(parts)-1])
 }
 
 // option is the first of r's options of one of kinds, in that order of

@@ -47,8 +47,9 @@ type Spec struct {
 
 // Permissions is a policy over a harness's permission requests, by ACP
 // tool kind (read, edit, delete, move, search, execute, think, fetch,
-// other) or kind:pattern, where the pattern is a path.Match glob over
-// the request's title (the shell command, the file). Deny is checked
+// other) or kind:pattern, where the pattern is a glob (* for any run of
+// characters) over the request's title as the harness gives it (the
+// shell command, the file): "execute:go test*", "edit:*.md". Deny is checked
 // first, then Allow, then Ask; a request none of them names is asked.
 type Permissions struct {
 	Allow []string `json:"allow,omitempty" yaml:"allow,omitempty"`
