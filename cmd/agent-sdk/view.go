@@ -167,6 +167,10 @@ func (v *view) event(e api.Event) {
 			}
 			c := v.call(a.CallID, a.Tool)
 			c.input = clean(in)
+			if a.Title != "" {
+				// A harness's own call: what it does, as the harness says.
+				c.input = clean(a.Title)
+			}
 			if !v.tty {
 				v.line(c.requested()...)
 			}
@@ -227,6 +231,27 @@ func (v *view) event(e api.Event) {
 	case *api.ContextCompacted:
 		v.line(seg{styleCyan, "⇤ "}, seg{"", fmt.Sprintf("context compacted (%s): %s → %s tokens, through event %d", clean(p.Trigger),
 			count(p.TokensBefore), count(p.TokensAfter), p.ThroughSeq)}, seg{styleDim, " · " + fit(clean(p.Summary), resultPreview)})
+	case *api.Plan:
+		v.line(seg{styleCyan, "☰ "}, seg{"", "plan"})
+		for _, e := range p.Entries {
+			mark := "○ "
+			switch e.Status {
+			case "completed":
+				mark = "● "
+			case "in_progress":
+				mark = "◐ "
+			}
+			v.line(seg{"", "    " + mark}, seg{"", fit(clean(e.Content), 100)})
+		}
+	case *api.HarnessSession:
+		how := "new session"
+		switch {
+		case p.Loaded:
+			how = "continued session"
+		case p.FromHistory:
+			how = "new session, from the history"
+		}
+		v.line(seg{styleDim, fmt.Sprintf("▸ %s (%s): %s %s", clean(p.Runtime), clean(p.Agent), how, clean(p.SessionID))})
 	case *api.TurnResumed:
 		from := ""
 		if p.From != "" {
