@@ -1,0 +1,102 @@
+package harness_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentsdk/agentsdk/internal/fakemodel"
+	"github.com/agentsdk/agentsdk/internal/harness"
+	"github.com/agentsdk/agentsdk/internal/harnesstest"
+)
+
+// BenchmarkStart measures a harness's start-up as a turn pays it: the
+// process started and initialised, and a session opened (new; then load,
+// in later processes on the same HOME, after a prompt in the first), with
+// the resident memory of the process tree after that first prompt
+// (rss-MB). The first iteration is cold (a new HOME); run with
+// -benchtime=Nx.
+//
+//	go test ./internal/harness -run '^$' -bench Start -benchtime 5x
+func BenchmarkStart(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		spec func(testing.TB, *fakemodel.Server) harness.Spec
+	}{{"claude-code", harnesstest.Claude}, {"codex", harnesstest.Codex}, {"gemini", harnesstest.Gemini}} {
+		b.Run(c.name, func(b *testing.B) {
+			fake := fakemodel.New()
+			defer fake.Close()
+			spec := c.spec(b, fake)
+			ws, home := b.TempDir(), b.TempDir()
+			ctx := context.Background()
+			var id string
+			var init, open, load time.Duration
+			var rss float64
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				p, err := harness.Start(ctx, harness.Options{Spec: spec, Workspace: ws, Home: home})
+				if err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				init += t1.Sub(t0)
+				if id == "" || !p.CanLoad() {
+					if id, err = p.NewSession(ctx); err != nil {
+						b.Fatal(err)
+					}
+					open += time.Since(t1)
+					// A harness keeps a session once it has had a prompt.
+					fake.Push(fakemodel.Reply{Text: []string{"hi"}})
+					if _, err := p.Prompt(ctx, "hi"); err != nil {
+						b.Fatal(err)
+					}
+				} else {
+					if err := p.LoadSession(ctx, id); err != nil {
+						b.Logf("session/load: %v", err)
+						id = ""
+					}
+					load += time.Since(t1)
+				}
+				if i == 0 {
+					rss = treeRSS(home)
+				}
+				p.Close()
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(init.Milliseconds())/n, "init-ms")
+			b.ReportMetric(float64(open.Milliseconds()), "first-new-ms")
+			if b.N > 1 {
+				b.ReportMetric(float64(load.Milliseconds())/(n-1), "load-ms")
+			}
+			b.ReportMetric(rss, "rss-MB")
+		})
+	}
+}
+
+// treeRSS is the resident memory, in MB, of the processes whose HOME is
+// home.
+func treeRSS(home string) float64 {
+	var kb float64
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !strings.Contains("\x00"+string(env)+"\x00", "\x00HOME="+home+"\x00") {
+			continue
+		}
+		status, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				f, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+				kb += f
+			}
+		}
+	}
+	return kb / 1024
+}
