@@ -8,7 +8,7 @@
   const KINDS = ['session.created', 'session.tagged', 'turn.started', 'workspace.moved', 'message.delta', 'message', 'actions.requested',
     'action.approval_requested', 'action.approval_resolved', 'action.progress', 'action.output', 'action.result', 'artifact.created',
     'turn.completed', 'turn.failed', 'channel.started', 'reminder.set', 'reminder.fired', 'reasoning.delta', 'reasoning', 'model.retry',
-    'context.cleared', 'context.compacted', 'turn.resumed', 'action.approval_voted'];
+    'context.cleared', 'context.compacted', 'turn.resumed', 'action.approval_voted', 'plan', 'harness.session'];
   const main = document.getElementById('main');
   const enc = encodeURIComponent;
 
@@ -383,7 +383,15 @@
         }
         item(d.role === 'user' ? 'user' : 'assistant', e, h('div', { class: 'role' }, d.role), h('div', { class: 'msg ' + (d.role === 'user' ? 'user' : 'assistant') }, d.text));
       },
-      'actions.requested': (e, d) => { deltas.delete(e.turnId); thinking.delete(e.turnId); for (const a of d.actions || []) input(card(a.callId, a.tool, e), a.input, a.inputText); },
+      'actions.requested': (e, d) => {
+        deltas.delete(e.turnId); thinking.delete(e.turnId);
+        for (const a of d.actions || []) {
+          const c = card(a.callId, a.tool, e);
+          // A harness's own call says what it does: its title, kind and files.
+          if (a.title && !c.hasTitle) { c.hasTitle = true; c.el.insertBefore(h('div', { class: 'call-title' }, a.kind ? h('span', { class: 'mute' }, a.kind + ' ') : null, a.title, a.locations ? h('span', { class: 'mute' }, ' · ' + a.locations.join(', ')) : null), c.el.children[1] || null); }
+          input(c, a.input, a.inputText);
+        }
+      },
       'action.approval_requested': (e, d) => {
         const c = card(d.callId, d.tool, e);
         input(c, d.input);
@@ -440,6 +448,8 @@
           ' tokens, through event ', d.throughSeq);
         it.append(h('details', { class: 'summary' }, h('summary', {}, 'summary'), h('div', { class: 'summary-text' }, d.summary)));
       },
+      'plan': (e, d) => item('ev-note ev-plan', e, h('div', {}, 'plan'), h('ol', { class: 'plan' }, ...(d.entries || []).map(x => h('li', { class: 'plan-' + x.status }, x.status === 'completed' ? '● ' : x.status === 'in_progress' ? '◐ ' : '○ ', x.content)))),
+      'harness.session': (e, d) => item('ev-note', e, '▸ ', d.runtime, d.agent ? ' (' + d.agent + ')' : '', ': ', d.loaded ? 'continued session ' : d.fromHistory ? 'new session, from the history ' : 'new session ', d.sessionId),
       'turn.resumed': (e, d) => item('ev-note ev-retry', e, '↻ turn resumed after its host died, attempt ', d.attempt, d.from ? ' (it ran on ' + d.from + ')' : ''),
       'model.retry': (e, d) => item('ev-note ev-retry', e, '↻ model call retry ', d.attempt, ' in ', seconds(d.waitMs),
         ' (', h('code', { class: 'retry-code' }, d.code), d.status ? ', HTTP ' + d.status : '', d.message ? ': ' + d.message : '', ')'),
