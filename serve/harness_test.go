@@ -104,13 +104,37 @@ func (hs *harnessServer) turnEnd(t *testing.T, id, turn string) api.Event {
 // Claude Code calls the agent's server tools over the host's MCP
 // endpoint: each call is on the stream once, its result goes back to the
 // model, and a gated one parks until it is approved over HTTP.
-func TestHarnessServerToolsClaude(t *testing.T) {
+func TestHarnessServerTools(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		spec func(testing.TB, *fakemodel.Server) harness.Spec
+		// call is the fake's call of the agent's MCP tool, as the
+		// harness offers it to the model.
+		call func(id, tool, input string) fakemodel.Call
+		// ids says whether the harness sends its call id with the MCP
+		// call (Claude's _meta).
+		ids bool
+	}{
+		{harness.ClaudeCode, harnesstest.Claude, func(id, tool, in string) fakemodel.Call {
+			return fakemodel.Call{ID: id, Name: "mcp__agent__" + tool, Input: in}
+		}, true},
+		{harness.Codex, harnesstest.Codex, func(id, tool, in string) fakemodel.Call {
+			return fakemodel.Call{ID: id, Namespace: "mcp__agent", Name: tool, Input: in}
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			testHarnessServerTools(t, c.name, c.spec, c.call, c.ids)
+		})
+	}
+}
+
+func testHarnessServerTools(t *testing.T, runtime string, spec func(testing.TB, *fakemodel.Server) harness.Spec, call func(id, tool, input string) fakemodel.Call, ids bool) {
 	fake := fakemodel.New()
 	t.Cleanup(fake.Close)
-	hs := setupHarnessServer(t, fake, harnesstest.Claude(t, fake))
-	fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{{ID: "toolu_wc", Name: "mcp__agent__word_count", Input: `{"text":"one two three"}`}}},
-		fakemodel.Reply{Text: []string{"three words"}})
-	sess, turn, err := hs.h.Sessions().Create(context.Background(), host.SessionOptions{Message: "count", Runtime: harness.ClaudeCode})
+	hs := setupHarnessServer(t, fake, spec(t, fake))
+	fake.SetDefault(fakemodel.Reply{Text: []string{"done"}})
+	fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{call("toolu_wc", "word_count", `{"text":"one two three"}`)}})
+	sess, turn, err := hs.h.Sessions().Create(context.Background(), host.SessionOptions{Message: "count", Runtime: runtime})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,16 +155,22 @@ func TestHarnessServerToolsClaude(t *testing.T) {
 			results = append(results, r.Tool+"="+string(r.Result))
 		}
 	}
-	if strings.Join(requested, ",") != "word_count/toolu_wc" || strings.Join(results, ",") != "word_count=3" {
+	want := "word_count/"
+	if ids {
+		want += "toolu_wc"
+	}
+	if strings.Join(requested, ",") != want || strings.Join(results, ",") != "word_count=3" {
 		t.Fatalf("requested %v, results %v: %s", requested, results, eventKinds(evs))
 	}
-	reqs := fake.Requests()
-	if !strings.Contains(string(reqs[len(reqs)-1]), `"tool_use_id":"toolu_wc"`) {
-		t.Errorf("the model did not get the result: %.400s", reqs[len(reqs)-1])
+	var told bool
+	for _, r := range fake.LastToolResults() {
+		told = told || r.CallID == "toolu_wc" && strings.Contains(r.Output, "3")
+	}
+	if !told {
+		t.Errorf("the model did not get the result: %+v", fake.LastToolResults())
 	}
 
-	fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{{ID: "toolu_dep", Name: "mcp__agent__deploy", Input: `{"env":"prod"}`}}},
-		fakemodel.Reply{Text: []string{"deployed"}})
+	fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{call("toolu_dep", "deploy", `{"env":"prod"}`)}})
 	turn, err = hs.h.Sessions().Send(context.Background(), sess.ID, "deploy")
 	if err != nil {
 		t.Fatal(err)
