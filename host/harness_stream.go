@@ -34,7 +34,16 @@ type harnessRun struct {
 	steps   int             // answers recorded
 	calls   map[acp.ToolCallId]*harnessCall
 	emitErr error // the first write that failed: the turn fails with it
+	// deltas are text and thought deltas not yet written: written together
+	// every harnessDeltaBatch, or with the next event (one store write per
+	// batch, as the native loop's deltas are).
+	deltas []api.Payload
+	flush  *time.Timer
 }
+
+// harnessDeltaBatch is how long a harness's text deltas wait to be
+// written together.
+const harnessDeltaBatch = 50 * time.Millisecond
 
 // harnessCall is one of the harness's own tool calls.
 type harnessCall struct {
@@ -72,11 +81,11 @@ func (r *harnessRun) update(ctx context.Context, u acp.SessionUpdate) {
 	case u.AgentMessageChunk != nil:
 		if t := u.AgentMessageChunk.Content.Text; t != nil && t.Text != "" {
 			r.text.WriteString(t.Text)
-			r.emit(api.MessageDelta{Text: t.Text})
+			r.delta(api.MessageDelta{Text: t.Text})
 		}
 	case u.AgentThoughtChunk != nil:
 		if t := u.AgentThoughtChunk.Content.Text; t != nil && t.Text != "" {
-			r.emit(api.ReasoningDelta{Text: t.Text})
+			r.delta(api.ReasoningDelta{Text: t.Text})
 		}
 	case u.ToolCall != nil:
 		tc := u.ToolCall
@@ -281,10 +290,30 @@ func (r *harnessRun) flushText() {
 	r.steps++
 }
 
-// emit appends to the turn's stream; the first failure is kept, and the
-// turn fails with it.
+// delta holds a text delta for the next write (r.mu held).
+func (r *harnessRun) delta(p api.Payload) {
+	r.deltas = append(r.deltas, p)
+	if r.flush == nil {
+		r.flush = time.AfterFunc(harnessDeltaBatch, func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.emit()
+		})
+	}
+}
+
+// emit appends the deltas held and p to the turn's stream, in one write
+// (r.mu held); the first failure is kept, and the turn fails with it.
 func (r *harnessRun) emit(p ...api.Payload) {
-	if r.emitErr != nil {
+	if r.flush != nil {
+		r.flush.Stop()
+		r.flush = nil
+	}
+	if len(r.deltas) > 0 {
+		p = append(r.deltas, p...)
+		r.deltas = nil
+	}
+	if r.emitErr != nil || len(p) == 0 {
 		return
 	}
 	if err := r.h.emit(context.WithoutCancel(r.ctx), r.sess.ID, r.turnID, p...); err != nil {
@@ -300,6 +329,7 @@ func (r *harnessRun) finish(perr error) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.flushText()
+	r.emit() // the deltas still held
 	for _, c := range r.calls {
 		if c.ours || c.done || (!c.announced && c.approval == nil) {
 			continue
