@@ -120,10 +120,13 @@ func (c *harnessCall) describe(kind string, title *string, raw any, locs []acp.T
 		c.kind = kind
 	}
 	if title != nil && *title != "" {
-		c.title = *title
+		c.title = clip(*title, maxHarnessTitle)
 	}
 	if raw != nil {
 		if b, err := marshalPlain(raw); err == nil && string(b) != "{}" && string(b) != "null" {
+			if len(b) > maxHarnessInput {
+				b, _ = marshalPlain(map[string]string{"truncated": clip(string(b), maxHarnessInput)})
+			}
 			c.input = b
 		}
 	}
@@ -265,7 +268,27 @@ func harnessOutput(c *harnessCall, failed bool) tool.Output {
 	if err != nil {
 		b, _ = marshalPlain(fmt.Sprint(v))
 	}
+	if len(b) > maxHarnessResult {
+		// The harness showed its model what it chose to; the stream keeps
+		// the head of it.
+		b, _ = marshalPlain(fmt.Sprintf("%s… [%d bytes in all; the stream keeps the first %d]", strings.ToValidUTF8(string(b[:maxHarnessResult]), ""), len(b), maxHarnessResult))
+	}
 	return tool.Output{Result: b, IsError: failed}
+}
+
+// The most a harness call's title, input and result keep on the stream.
+const (
+	maxHarnessTitle  = 4 << 10
+	maxHarnessInput  = 64 << 10
+	maxHarnessResult = 256 << 10
+)
+
+// clip is s cut to at most n bytes, at a character's start.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 // marshalPlain is v's JSON without HTML escapes: a shell command's > and
