@@ -117,7 +117,7 @@ func (r *harnessRun) update(ctx context.Context, u acp.SessionUpdate) {
 // describe takes what an update says about a call.
 func (c *harnessCall) describe(kind string, title *string, raw any, locs []acp.ToolCallLocation, content []acp.ToolCallContent, output any) {
 	if kind != "" {
-		c.kind = kind
+		c.kind = clip(kind, 64)
 	}
 	if title != nil && *title != "" {
 		c.title = clip(*title, maxHarnessTitle)
@@ -185,7 +185,7 @@ func (r *harnessRun) announce(c *harnessCall) {
 	}
 	c.announced = true
 	if c.id == "" {
-		c.id = tool.NewCallID(c.kind)
+		c.id = tool.NewCallID(strings.TrimPrefix(harnessToolName(c.kind), "harness_")) // a known kind: the id is URL-safe
 	}
 	r.flushText()
 	r.emit(api.ActionsRequested{Actions: []api.Action{{CallID: c.id, ModelCallID: string(c.toolID), Tool: harnessToolName(c.kind),
