@@ -45,6 +45,9 @@ import (
 //	compaction:                    # past 0.8 of the window, old turns are summarised
 //	  threshold: 0.8
 //	  model: claude-haiku-4-5      # the summaries' model (default: the agent's)
+//	runtime: claude-code           # new sessions' turns run by a harness (default: native)
+//	harnesses:                     # how to run each (see Harness)
+//	  claude-code: {permissions: {allow: [read, search]}}
 type Config struct {
 	Model           model.Config         `yaml:"model"`
 	MCP             map[string]MCPServer `yaml:"mcp"`
@@ -77,6 +80,72 @@ type Config struct {
 	Compaction Compaction `yaml:"compaction"`
 	// Auth configures who may do what on the host: its roles.
 	Auth Auth `yaml:"auth"`
+	// Runtime is what runs a new session's turns unless it says: native
+	// (the host's model loop, the default), claude-code, codex, gemini, or
+	// a name under Harnesses.
+	Runtime string `yaml:"runtime"`
+	// Harnesses configure the coding-agent harnesses sessions may run on,
+	// by runtime name: the built-in claude-code, codex and gemini, and any
+	// other ACP agent (with a command).
+	Harnesses map[string]Harness `yaml:"harnesses"`
+}
+
+// Harness is how to run one harness (see README, Harness turns).
+//
+//	harnesses:
+//	  claude-code:
+//	    model: claude-sonnet-4-6
+//	    permissions: {allow: [read, search], ask: [edit, execute], deny: ["execute:rm -rf*"]}
+//	  my-agent: {command: /usr/local/bin/my-agent, args: [--acp], env: {MODE: ci}}
+type Harness struct {
+	// Command and Args start it; for claude-code, codex and gemini an
+	// empty command is the npm package's program on PATH.
+	Command string   `yaml:"command"`
+	Args    []string `yaml:"args"`
+	// Env is added to its environment.
+	Env map[string]string `yaml:"env"`
+	// Model is its model, "" for its default.
+	Model string `yaml:"model"`
+	// Permissions answer its permission requests without a person: ACP
+	// tool kinds (read, edit, delete, move, search, execute, think, fetch,
+	// switch_mode, other) or kind:glob over what it shows (the command,
+	// the file). Deny first, then allow; the rest is asked.
+	Permissions HarnessPermissions `yaml:"permissions"`
+}
+
+// HarnessPermissions is a harness's permissions policy.
+type HarnessPermissions struct {
+	Allow []string `yaml:"allow"`
+	Ask   []string `yaml:"ask"`
+	Deny  []string `yaml:"deny"`
+}
+
+// BuiltinHarnesses are the harnesses the SDK runs without a command.
+var BuiltinHarnesses = []string{"claude-code", "codex", "gemini"}
+
+// validateRuntime checks runtime: and harnesses:.
+func (c Config) validateRuntime() error {
+	for name, h := range c.Harnesses {
+		if name == "native" || name == "" || strings.ContainsAny(name, " /\\") {
+			return fmt.Errorf("harnesses.%s: not a name a runtime can have", name)
+		}
+		if h.Command == "" && !slices.Contains(BuiltinHarnesses, name) {
+			return fmt.Errorf("harnesses.%s: command is required (the program that speaks ACP on stdio); claude-code, codex and gemini need none", name)
+		}
+	}
+	if c.Runtime == "" || c.Runtime == "native" || slices.Contains(BuiltinHarnesses, c.Runtime) {
+		return nil
+	}
+	if _, ok := c.Harnesses[c.Runtime]; !ok {
+		names := append([]string{"native"}, BuiltinHarnesses...)
+		for n := range c.Harnesses {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+		return fmt.Errorf("runtime %q: want one of %s", c.Runtime, strings.Join(names, ", "))
+	}
+	return nil
 }
 
 // Slack configures the built-in slack channel (Events API and
@@ -237,6 +306,9 @@ func Load(path string) (Config, error) {
 	}
 	if c.Mode != "" && c.Mode != "local" && c.Mode != "cloud" {
 		return c, fmt.Errorf("reading %s: mode %q: want local or cloud", path, c.Mode)
+	}
+	if err := c.validateRuntime(); err != nil {
+		return c, fmt.Errorf("reading %s: %w", path, err)
 	}
 	if c.MaxSteps < 0 || c.ToolConcurrency < 0 || c.Model.MaxTokens < 0 {
 		return c, fmt.Errorf("reading %s: maxSteps, toolConcurrency and model.maxTokens cannot be negative", path)

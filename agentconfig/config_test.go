@@ -157,3 +157,29 @@ func TestAnthropicThinkingMin(t *testing.T) {
 		t.Errorf("anthropicThinkingMin %d, model/anthropic's %d", anthropicThinkingMin, anthropic.ThinkingBudgetMin)
 	}
 }
+
+func TestRuntime(t *testing.T) {
+	for _, c := range []struct{ yaml, err string }{
+		{"runtime: claude-code\n", ""},
+		{"runtime: native\n", ""},
+		{"runtime: mine\nharnesses:\n  mine: {command: /bin/mine, args: [--acp]}\n", ""},
+		{"harnesses:\n  codex: {model: gpt-5.4, permissions: {allow: [read], deny: [\"execute:rm*\"]}}\n", ""},
+		{"runtime: claud\n", `runtime "claud": want one of native, claude-code, codex, gemini`},
+		{"harnesses:\n  mine: {args: [--acp]}\n", "harnesses.mine: command is required"},
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "agent.yaml")
+		if err := os.WriteFile(path, []byte(c.yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(path)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%q: %v", c.yaml, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%q: %v, want %q", c.yaml, err, c.err)
+		case c.err == "" && strings.Contains(c.yaml, "codex") && cfg.Harnesses["codex"].Permissions.Deny[0] != "execute:rm*":
+			t.Errorf("%q: %+v", c.yaml, cfg.Harnesses)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 // An unknown key in agent.yaml is named with its line and level, the key
 // it most likely meant, and the keys that level takes.
 func TestUnknownKeys(t *testing.T) {
-	top := "auth, compaction, github, limits, maxResumes, maxSteps, mcp, mode, model, modelRetries, modelTimeout, pricing, slack, system, telemetry, toolConcurrency"
+	top := "auth, compaction, github, harnesses, limits, maxResumes, maxSteps, mcp, mode, model, modelRetries, modelTimeout, pricing, runtime, slack, system, telemetry, toolConcurrency"
 	tests := []struct {
 		name string
 		yaml string

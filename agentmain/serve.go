@@ -275,6 +275,10 @@ func hostOptionsFor(configPath, modelFlag string, logger *slog.Logger, stdio Std
 	if opts.Prices, err = cfg.Prices(); err != nil {
 		return nil, nil, err
 	}
+	if opts.Harnesses, err = harnessSpecs(cfg); err != nil {
+		return nil, nil, err
+	}
+	opts.Runtime = cfg.Runtime
 	if opts.MCP, err = o.mcp(cfg, configPath, logger); err != nil {
 		return nil, nil, err
 	}

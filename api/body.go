@@ -86,6 +86,10 @@ type CreateSessionRequest struct {
 	// Mode is where the session's turns run: local (in the host) or cloud
 	// (on a runner); "" for the agent's default.
 	Mode Mode `json:"mode,omitempty"`
+	// Runtime is what runs its turns: native (the host's model loop) or a
+	// harness the agent configures (claude-code, codex, gemini, an ACP
+	// agent); "" for the agent's default (runtime: in agent.yaml).
+	Runtime string `json:"runtime,omitempty"`
 }
 
 // SendRequest is the body of POST /<slug>/v1/session/<id>/messages.

@@ -32,6 +32,7 @@ const (
 	CodeNoRunningTurn    Code = "no_running_turn"
 	CodeEmptyMessage     Code = "empty_message"
 	CodeInvalidChannel   Code = "invalid_channel"
+	CodeUnknownRuntime   Code = "unknown_runtime"
 	CodeApprovalNotFound Code = "approval_not_found"
 	CodeAlreadyResolved  Code = "already_resolved"
 	CodeApprovalExpired  Code = "approval_expired"
@@ -96,6 +97,7 @@ var codes = map[Code]codeInfo{
 	CodeNoRunningTurn:    {http.StatusConflict, "cancel found no running turn"},
 	CodeEmptyMessage:     {http.StatusBadRequest, "a message with no text"},
 	CodeInvalidChannel:   {http.StatusBadRequest, "a channel name that is not 1 to 64 letters, digits, '_' or '-'"},
+	CodeUnknownRuntime:   {http.StatusBadRequest, "a session's runtime that the host does not run: native, or a harness of agent.yaml's harnesses (the message lists them)"},
 	CodeApprovalNotFound: {http.StatusNotFound, "no gated call has that id (in that session)"},
 	CodeAlreadyResolved:  {http.StatusConflict, "someone decided first, or its turn was cancelled (approval holds the call as it stands)"},
 	CodeApprovalExpired:  {http.StatusGone, "the call expired before anyone decided"},

@@ -10,6 +10,7 @@ type SessionCreated struct {
 	Channel   string `json:"channel"`
 	Mode      Mode   `json:"mode"`
 	Principal string `json:"principal"`
+	Runtime   string `json:"runtime,omitempty"` // "" for native
 }
 
 // SessionTagged records a tag a tool put on its session (call.Host.Otel).

@@ -102,7 +102,7 @@ var Routes = []Route{
 	{Name: "createSession", Permission: PermMessage, Method: http.MethodPost, Path: "/session", Summary: "Open a session, and start a model turn if a message is given.",
 		Idempotent: true, Request: CreateSessionRequest{}, OptionalBody: true,
 		Responses: []Response{{Status: http.StatusCreated, Body: TurnStartedResponse{}}},
-		Errors:    []Code{CodeEmptyMessage, CodeMessageTooBig, CodeInvalidChannel}},
+		Errors:    []Code{CodeEmptyMessage, CodeMessageTooBig, CodeInvalidChannel, CodeUnknownRuntime}},
 	{Name: "listSessions", Permission: PermRead, Method: http.MethodGet, Path: "/sessions", Summary: "Sessions, newest first.",
 		Params:    []Param{paramLimit, paramCursor},
 		Responses: []Response{{Status: http.StatusOK, Body: SessionList{}}},

@@ -17,11 +17,13 @@ const (
 
 // Session is a conversation on a channel, with its own workspace.
 type Session struct {
-	ID        string    `json:"id"`
-	Channel   string    `json:"channel"`
-	Mode      Mode      `json:"mode"`
-	Principal string    `json:"principal"`
-	Runtime   string    `json:"runtime,omitempty"` // TEMP
+	ID        string `json:"id"`
+	Channel   string `json:"channel"`
+	Mode      Mode   `json:"mode"`
+	Principal string `json:"principal"`
+	// Runtime is what runs its turns: "" for the host's own model loop
+	// (native), else a harness (claude-code, codex, gemini, an ACP agent).
+	Runtime   string    `json:"runtime,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 	// LastSeq is the sequence number of the session's newest event.

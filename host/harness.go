@@ -324,3 +324,27 @@ func (h *Host) builtinTool(name string) (*tool.Tool, bool) {
 	t, ok := harnessTools()[name]
 	return t, ok
 }
+
+// Harness returns the spec of the harness a runtime name names.
+func (h *Host) Harness(name string) (harness.Spec, bool) {
+	s, ok := h.opts.Harnesses[name]
+	return s, ok
+}
+
+// sessionRuntime is the runtime a new session of mode records ("" for
+// native), or unknown_runtime.
+func (h *Host) sessionRuntime(name string, mode api.Mode) (string, error) {
+	if name == "" {
+		name = h.opts.Runtime
+	}
+	if name == "" || name == harness.Native {
+		return "", nil
+	}
+	if _, ok := h.opts.Harnesses[name]; !ok {
+		return "", api.Errorf(api.CodeUnknownRuntime, "unknown_runtime: %q is not a runtime of this host; it runs %s", name, strings.Join(harness.Names(h.opts.Harnesses), ", "))
+	}
+	if mode == api.ModeCloud {
+		return "", api.Errorf(api.CodeBadRequest, "a cloud session runs its turns on a runner, which runs the native loop only: runtime %q needs a local session", name)
+	}
+	return name, nil
+}

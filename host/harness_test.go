@@ -1,8 +1,8 @@
 package host_test
 
 import (
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"

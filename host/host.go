@@ -54,7 +54,13 @@ import (
 // Options configure a [Host]. StateRoot is required; the rest have
 // defaults.
 type Options struct {
-	Harnesses map[string]harness.Spec // TEMP
+	// Runtime is the runtime of new sessions that name none: "" or
+	// harness.Native for the host's model loop, else a key of Harnesses.
+	Runtime string
+	// Harnesses are the harnesses sessions may run on, by runtime name
+	// (agent.yaml's harnesses, with the built-in claude-code, codex and
+	// gemini).
+	Harnesses map[string]harness.Spec
 	// StateRoot is the agent's durable state directory. Direct calls made
 	// outside a session work in scratch directories under
 	// <StateRoot>/tool-calls; sessions in <StateRoot>/sessions/<id>.

@@ -39,7 +39,9 @@ type SessionOptions struct {
 	// the id before the session is made (a Send with a key, an eval case)
 	// gives one made by NewSessionID.
 	ID string
-	Runtime string // TEMP
+	// Runtime is what runs its turns: harness.Native, a key of
+	// Options.Harnesses, or "" for Options.Runtime.
+	Runtime string
 }
 
 // The channel of eval cases' sessions (package evals), and the principal
@@ -73,12 +75,16 @@ func (s Sessions) Create(ctx context.Context, opts SessionOptions) (api.Session,
 	if err != nil {
 		return api.Session{}, "", err
 	}
+	runtime, err := s.h.sessionRuntime(opts.Runtime, mode)
+	if err != nil {
+		return api.Session{}, "", err
+	}
 	if opts.ID == "" {
 		opts.ID = newID("sess")
 	} else if err := tool.CheckName(opts.ID); err != nil {
 		return api.Session{}, "", api.Errorf(api.CodeBadRequest, "creating a session: its id %q is not 1 to 64 letters, digits, '_' or '-' (make it with NewSessionID)", opts.ID)
 	}
-	sess := api.Session{ID: opts.ID, Channel: opts.Channel, Mode: mode, Principal: opts.Principal, Runtime: opts.Runtime}
+	sess := api.Session{ID: opts.ID, Channel: opts.Channel, Mode: mode, Principal: opts.Principal, Runtime: runtime}
 	if _, err := s.h.sessionWorkspace(sess.ID).open(); err != nil {
 		return api.Session{}, "", api.Errorf(api.CodeInternal, "creating session workspace: %w", err)
 	}
@@ -86,7 +92,7 @@ func (s Sessions) Create(ctx context.Context, opts SessionOptions) (api.Session,
 	if err != nil {
 		return api.Session{}, "", storeError(err, nil)
 	}
-	if err := s.h.emit(ctx, sess.ID, "", api.SessionCreated{Channel: sess.Channel, Mode: sess.Mode, Principal: sess.Principal}); err != nil {
+	if err := s.h.emit(ctx, sess.ID, "", api.SessionCreated{Channel: sess.Channel, Mode: sess.Mode, Principal: sess.Principal, Runtime: sess.Runtime}); err != nil {
 		return api.Session{}, "", storeError(err, nil)
 	}
 	if opts.Message == "" {

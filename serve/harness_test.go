@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,7 +18,7 @@ import (
 	"github.com/agentsdk/agentsdk/model"
 	"github.com/agentsdk/agentsdk/model/anthropic"
 	"github.com/agentsdk/agentsdk/serve"
-	"github.com/agentsdk/agentsdk/store/memory"
+	"github.com/agentsdk/agentsdk/store/sqlite"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -45,7 +46,10 @@ func setupHarnessServer(t *testing.T, fake *fakemodel.Server, spec harness.Spec)
 	})
 	set, _ := tool.NewSet(wc, deploy)
 	state := t.TempDir()
-	st := memory.New() // TEMP until sessions store their runtime in SQL
+	st, err := sqlite.Open(context.Background(), filepath.Join(state, "agent.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	p, _ := anthropic.New(model.Config{Name: "fake", APIKey: "k", BaseURL: fake.AnthropicURL(), MaxTokens: 10})
 	h, err := host.New(set, &host.Options{StateRoot: state, Store: st, Model: p, Harnesses: map[string]harness.Spec{spec.Name: spec}})
 	if err != nil {
@@ -134,9 +138,17 @@ func testHarnessServerTools(t *testing.T, runtime string, spec func(testing.TB, 
 	hs := setupHarnessServer(t, fake, spec(t, fake))
 	fake.SetDefault(fakemodel.Reply{Text: []string{"done"}})
 	fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{call("toolu_wc", "word_count", `{"text":"one two three"}`)}})
-	sess, turn, err := hs.h.Sessions().Create(context.Background(), host.SessionOptions{Message: "count", Runtime: runtime})
-	if err != nil {
-		t.Fatal(err)
+	if status, body := hs.call(t, "POST", "/session", `{"message":"count","runtime":"claude-cod"}`); status != 400 || body["error"].(map[string]any)["code"] != "unknown_runtime" {
+		t.Fatalf("an unknown runtime: %d %v", status, body)
+	}
+	status, body := hs.call(t, "POST", "/session", `{"message":"count","runtime":"`+runtime+`"}`)
+	if status != 201 {
+		t.Fatalf("create: %d %v", status, body)
+	}
+	sess, err := hs.h.Sessions().Get(context.Background(), body["sessionId"].(string))
+	turn := body["turnId"].(string)
+	if err != nil || sess.Runtime != runtime {
+		t.Fatalf("session %+v, %v", sess, err)
 	}
 	if end := hs.turnEnd(t, sess.ID, turn); end.Kind != api.KindTurnCompleted {
 		t.Fatalf("turn ended %s: %s", end.Kind, end.Data)

@@ -19,7 +19,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	sess, turnID, err := s.host.Sessions().Create(r.Context(), host.SessionOptions{Channel: req.Channel, Message: req.Message, Principal: principalOf(r).ID, Mode: req.Mode})
+	sess, turnID, err := s.host.Sessions().Create(r.Context(), host.SessionOptions{Channel: req.Channel, Message: req.Message, Principal: principalOf(r).ID, Mode: req.Mode, Runtime: req.Runtime})
 	if err != nil {
 		writeError(w, err)
 		return

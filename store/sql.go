@@ -218,8 +218,8 @@ func (s *sqlStore) CreateSession(ctx context.Context, sess api.Session) (api.Ses
 	if sess.UpdatedAt.IsZero() {
 		sess.UpdatedAt = sess.CreatedAt
 	}
-	_, err := s.write.ExecContext(ctx, s.q(`INSERT INTO sessions (id, channel, mode, principal, created_at, updated_at, last_seq, lease_token)
-		VALUES (?, ?, ?, ?, ?, ?, 0, 0)`), sess.ID, sess.Channel, string(sess.Mode), sess.Principal, micros(sess.CreatedAt), micros(sess.UpdatedAt))
+	_, err := s.write.ExecContext(ctx, s.q(`INSERT INTO sessions (id, channel, mode, principal, created_at, updated_at, last_seq, lease_token, runtime)
+		VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?)`), sess.ID, sess.Channel, string(sess.Mode), sess.Principal, micros(sess.CreatedAt), micros(sess.UpdatedAt), sess.Runtime)
 	if err != nil {
 		if s.dialect.IsConflict != nil && s.dialect.IsConflict(err) {
 			return api.Session{}, fmt.Errorf("creating session %s: %w", sess.ID, ErrExists)
@@ -230,12 +230,12 @@ func (s *sqlStore) CreateSession(ctx context.Context, sess api.Session) (api.Ses
 	return sess, nil
 }
 
-const sessionColumns = `id, channel, mode, principal, created_at, updated_at, last_seq, COALESCE(turn_id, ''), compacted_seq`
+const sessionColumns = `id, channel, mode, principal, created_at, updated_at, last_seq, COALESCE(turn_id, ''), compacted_seq, runtime`
 
 func scanSession(row interface{ Scan(...any) error }) (api.Session, error) {
 	var sess api.Session
 	var created, updated int64
-	err := row.Scan(&sess.ID, &sess.Channel, &sess.Mode, &sess.Principal, &created, &updated, &sess.LastSeq, &sess.RunningTurn, &sess.CompactedSeq)
+	err := row.Scan(&sess.ID, &sess.Channel, &sess.Mode, &sess.Principal, &created, &updated, &sess.LastSeq, &sess.RunningTurn, &sess.CompactedSeq, &sess.Runtime)
 	sess.CreatedAt, sess.UpdatedAt = fromMicros(created), fromMicros(updated)
 	return sess, err
 }

@@ -41,6 +41,23 @@ const agentYAML = `# The agent's configuration, read at every build and start. E
 # agent-sdk runner).
 #mode: local
 
+# What runs a new session's turns: native (the host's model loop), or a
+# coding-agent harness over ACP (claude-code, codex, gemini, or one named
+# below), with its own file, edit and shell tools, plus this agent's tools
+# and approvals. See README, Harness turns.
+#runtime: native
+#harnesses:
+#  claude-code:              # npm install -g @zed-industries/claude-agent-acp
+#    model: claude-sonnet-4-6
+#    env: {}                 # added to its environment
+#    permissions:            # answered without a person; the rest is asked
+#      allow: [read, search]
+#      ask: [edit, execute]
+#      deny: ["execute:rm -rf*"]
+#  my-agent:                 # any other ACP agent
+#    command: /usr/local/bin/my-agent
+#    args: [--acp]
+
 # Keeping turns within the model's context window: past the threshold, old
 # tool results are cleared, then the turns before the last keepTurns are
 # summarised.

@@ -105,6 +105,7 @@ func newSend() *cobra.Command {
 		follow  bool
 		asJSON  bool
 		cloud   bool
+		runtime string
 	)
 	cmd := &cobra.Command{
 		Use:   "send SESSION MESSAGE",
@@ -113,8 +114,12 @@ func newSend() *cobra.Command {
 is "new", and prints the session and turn ids. With --follow it then shows the
 turn as it runs (as events does) until it ends, exiting 1 if it failed. A session whose turn is
 still running answers 409 session_busy (exit 2). A new session with --cloud runs
-its turns on a runner (agent-sdk runner) instead of in the host.`,
+its turns on a runner (agent-sdk runner) instead of in the host. A new session with
+--runtime has its turns run by a coding-agent harness the agent configures
+(claude-code, codex, gemini, an ACP agent under harnesses: in agent.yaml) instead of
+the host's model loop; "native" is the host's loop.`,
 		Example: `  agent-sdk send new "Inspect https://github.com/acme/checkout/pull/42" --url http://127.0.0.1:3000/quickstart --follow
+  agent-sdk send new "Fix the failing test" --runtime claude-code --url http://127.0.0.1:3000/quickstart --follow
   agent-sdk send sess_abc "And the tests?" --url http://127.0.0.1:3000/quickstart`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -128,6 +133,7 @@ its turns on a runner (agent-sdk runner) instead of in the host.`,
 				if cloud {
 					req.Mode = api.ModeCloud
 				}
+				req.Runtime = runtime
 				ans, err = c.CreateSession(cmd.Context(), req)
 			} else {
 				ans, err = c.Send(cmd.Context(), args[0], args[1])
@@ -148,6 +154,7 @@ its turns on a runner (agent-sdk runner) instead of in the host.`,
 	cmd.Flags().BoolVar(&follow, "follow", false, "print the turn's events until it ends")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "with --follow, print events as JSON lines")
 	cmd.Flags().BoolVar(&cloud, "cloud", false, "a new session whose turns run on a runner (agent-sdk runner), not in the host")
+	cmd.Flags().StringVar(&runtime, "runtime", "", "a new session's runtime: native, or a harness (claude-code, codex, gemini, one under harnesses: in agent.yaml); default: the agent's runtime:")
 	return cmd
 }
 

@@ -115,6 +115,18 @@ func testSessions(t *testing.T, s store.Store) {
 	if _, err := s.Session(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("missing session: %v", err)
 	}
+	if got.Runtime != "" {
+		t.Errorf("a session created without a runtime has %q", got.Runtime)
+	}
+	if _, err := s.CreateSession(ctx, api.Session{ID: "s2", Channel: "http", Mode: api.ModeLocal, Principal: "tester", Runtime: "claude-code"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Session(ctx, "s2"); err != nil || got.Runtime != "claude-code" {
+		t.Errorf("a session's runtime: %+v, %v", got, err)
+	}
+	if list, _, err := s.ListSessions(ctx, store.ListSessionsParams{}); err != nil || len(list) != 2 || list[0].Runtime != "claude-code" && list[1].Runtime != "claude-code" {
+		t.Errorf("listed: %+v, %v", list, err)
+	}
 	if _, err := s.CreateSession(ctx, api.Session{ID: "s1", Channel: "http", Mode: api.ModeLocal}); !errors.Is(err, store.ErrExists) {
 		t.Errorf("duplicate session: %v", err)
 	}
