@@ -161,7 +161,14 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request) {
 			}
 			parts = whole
 		}
-		cand := map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "index": 0}
+		// An answer without parts has none in its content, as the API
+		// leaves an empty list out: Gemini CLI takes a null list for one
+		// with parts and fails on it.
+		content := map[string]any{"role": "model"}
+		if len(parts) > 0 {
+			content["parts"] = parts
+		}
+		cand := map[string]any{"content": content, "index": 0}
 		if finish != "" {
 			cand["finishReason"] = finish
 		}
