@@ -37,6 +37,10 @@ var harnessCases = []harnessCase{
 		in, _ := json.Marshal(map[string]string{"cmd": c})
 		return fakemodel.Call{ID: "call_sh", Name: "exec_command", Input: string(in)}
 	}},
+	{harness.Gemini, harnesstest.Gemini, func(c string) fakemodel.Call {
+		in, _ := json.Marshal(map[string]string{"command": c, "description": "run it"})
+		return fakemodel.Call{Name: "run_shell_command", Input: string(in)}
+	}},
 }
 
 // harnessHost starts a host whose sessions may run on the harness

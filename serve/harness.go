@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"net"
 	"strconv"
 
@@ -35,6 +37,26 @@ func (s *Server) HarnessMCP(addr net.Addr) func(sessionID, turnID string) (host.
 		tok := s.runnerToken(runnerScope{Session: sessionID, Turn: turnID, Harness: true})
 		return host.HarnessMCPServer{URL: url, Headers: map[string]string{"Authorization": "Bearer " + tok}}, true
 	}
+}
+
+// harnessText is a result's text as a harness is given it: a text that
+// reads as JSON other than an object (3, [1,2], "42") is wrapped in one,
+// {"result": …}, since Gemini CLI's MCP client parses a text result as
+// JSON into structuredContent, which must be an object, and fails the
+// call otherwise.
+func harnessText(text string) string {
+	var v any
+	if json.Unmarshal([]byte(text), &v) != nil {
+		return text
+	}
+	if _, isObject := v.(map[string]any); isObject {
+		return text
+	}
+	b, err := json.Marshal(map[string]json.RawMessage{"result": json.RawMessage(strings.TrimSpace(text))})
+	if err != nil {
+		return text
+	}
+	return string(b)
 }
 
 // modelCallIDKey carries, in a tools/call's context, the id the harness

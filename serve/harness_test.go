@@ -125,6 +125,9 @@ func TestHarnessServerTools(t *testing.T) {
 		{harness.Codex, harnesstest.Codex, func(id, tool, in string) fakemodel.Call {
 			return fakemodel.Call{ID: id, Namespace: "mcp__agent", Name: tool, Input: in}
 		}, false},
+		{harness.Gemini, harnesstest.Gemini, func(id, tool, in string) fakemodel.Call {
+			return fakemodel.Call{ID: id, Name: "mcp_agent_" + tool, Input: in}
+		}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			testHarnessServerTools(t, c.name, c.spec, c.call, c.ids)
@@ -176,7 +179,7 @@ func testHarnessServerTools(t *testing.T, runtime string, spec func(testing.TB, 
 	}
 	var told bool
 	for _, r := range fake.LastToolResults() {
-		told = told || r.CallID == "toolu_wc" && strings.Contains(r.Output, "3")
+		told = told || (r.CallID == "toolu_wc" || strings.Contains(r.Name, "word_count")) && strings.Contains(r.Output, "3")
 	}
 	if !told {
 		t.Errorf("the model did not get the result: %+v", fake.LastToolResults())

@@ -75,7 +75,10 @@ func newMCP(s *Server, origins []string) (*mcpEndpoint, error) {
 			continue // agent tools run in a turn's workspace, not here
 		}
 		t := &mcp.Tool{Name: info.Name, Description: info.Description, InputSchema: info.InputSchema}
-		if info.OutputSchema != nil {
+		if objectSchema(info.OutputSchema) {
+			// MCP's outputSchema and structuredContent are objects; a
+			// tool whose results are a number or a list answers in text
+			// only (Gemini CLI refuses a structuredContent of 3).
 			t.OutputSchema = info.OutputSchema
 			e.typed[info.Name] = true
 		}
@@ -223,12 +226,24 @@ func (e *mcpEndpoint) call(ctx context.Context, name string, args json.RawMessag
 		// Invalid input, a quota: the model can correct or report it.
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: apiErr.Message}}, IsError: true}, nil
 	}
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: resultText(out.Result)}}, IsError: out.IsError}
+	text := resultText(out.Result)
+	if sc, ok := e.s.bearerScope(header); ok && sc.Harness {
+		text = harnessText(text)
+	}
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: out.IsError}
 	if e.typed[name] && !out.IsError {
 		// Checked against the output schema already (tool.Run).
 		res.StructuredContent = out.Result
 	}
 	return res, nil
+}
+
+// objectSchema reports whether a JSON Schema is of objects.
+func objectSchema(schema json.RawMessage) bool {
+	var s struct {
+		Type any `json:"type"`
+	}
+	return schema != nil && json.Unmarshal(schema, &s) == nil && s.Type == "object"
 }
 
 // pendingResult answers a call parked for a person's decision that was not
