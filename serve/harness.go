@@ -3,9 +3,9 @@ package serve
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/agentsdk/agentsdk/host"
 )
