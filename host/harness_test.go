@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -154,24 +153,7 @@ func lastAssistant(evs []api.Event) string {
 // harnessPids are the processes whose HOME is home: a harness and
 // everything it started.
 func harnessPids(home string) []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil {
-			continue
-		}
-		for _, kv := range strings.Split(string(b), "\x00") {
-			if kv == "HOME="+home {
-				pids = append(pids, pid)
-			}
-		}
-	}
-	return pids
+	return harnesstest.Procs(func(h string) bool { return h == home })
 }
 
 // waitGone waits until no process has HOME home.

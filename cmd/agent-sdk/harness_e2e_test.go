@@ -32,24 +32,9 @@ func harnessAgent(t *testing.T, fake *fakemodel.Server) (dir string, env []strin
 
 // harnessProcs are the processes whose HOME is a session's harness home.
 func harnessProcs(sessionID string) []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil {
-			continue
-		}
-		for _, kv := range strings.Split(string(b), "\x00") {
-			if strings.HasPrefix(kv, "HOME=") && strings.HasSuffix(kv, filepath.Join("sessions", sessionID, "harness-home")) {
-				pids = append(pids, pid)
-			}
-		}
-	}
-	return pids
+	return harnesstest.Procs(func(home string) bool {
+		return strings.HasSuffix(home, filepath.Join("sessions", sessionID, "harness-home"))
+	})
 }
 
 // A host SIGKILLed while its Claude Code turn waits for approval: the

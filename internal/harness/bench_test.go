@@ -2,10 +2,6 @@ package harness_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -62,7 +58,7 @@ func BenchmarkStart(b *testing.B) {
 					load += time.Since(t1)
 				}
 				if i == 0 {
-					rss = treeRSS(home)
+					rss = harnesstest.RSS(harnesstest.Procs(func(h string) bool { return h == home }))
 				}
 				p.Close()
 			}
@@ -75,28 +71,4 @@ func BenchmarkStart(b *testing.B) {
 			b.ReportMetric(rss, "rss-MB")
 		})
 	}
-}
-
-// treeRSS is the resident memory, in MB, of the processes whose HOME is
-// home.
-func treeRSS(home string) float64 {
-	var kb float64
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !strings.Contains("\x00"+string(env)+"\x00", "\x00HOME="+home+"\x00") {
-			continue
-		}
-		status, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
-		for _, line := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				f, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-				kb += f
-			}
-		}
-	}
-	return kb / 1024
 }

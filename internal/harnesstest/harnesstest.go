@@ -6,6 +6,10 @@
 package harnesstest
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/agentsdk/agentsdk/internal/fakemodel"
@@ -44,4 +48,43 @@ func Gemini(t testing.TB, fake *fakemodel.Server) harness.Spec {
 	pkg := npmtest.Install(t, harness.Packages[harness.Gemini].Package, GeminiVersion)
 	return harness.Spec{Name: harness.Gemini, Command: pkg.Bin("gemini"), Args: []string{"--acp"},
 		Env: map[string]string{"GOOGLE_GEMINI_BASE_URL": fake.URL, "GEMINI_API_KEY": "test-key"}}
+}
+
+// Procs are the processes whose HOME match accepts: a harness and
+// everything it started (they inherit its HOME).
+func Procs(match func(home string) bool) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		for _, kv := range strings.Split(string(b), "\x00") {
+			if home, ok := strings.CutPrefix(kv, "HOME="); ok && match(home) {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// RSS is the resident memory of the processes, in MB.
+func RSS(pids []int) float64 {
+	var kb float64
+	for _, pid := range pids {
+		status, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				f, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+				kb += f
+			}
+		}
+	}
+	return kb / 1024
 }
