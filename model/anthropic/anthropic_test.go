@@ -161,7 +161,14 @@ func TestThinkingSentBack(t *testing.T) {
 	}{
 		{"dropped", altered(func(m *model.Message) { m.Reasoning = nil }), "Expected `thinking` or `redacted_thinking`"},
 		{"text altered", altered(func(m *model.Message) { m.Reasoning[0].Text = strings.TrimSpace(m.Reasoning[0].Text) }), "Invalid `signature`"},
-		{"signature altered", altered(func(m *model.Message) { m.Reasoning[0].Signature = "x" + m.Reasoning[0].Signature[1:] }), "Invalid `signature`"},
+		{"signature altered", altered(func(m *model.Message) {
+			// Another first character than the signature's (a random one may be x).
+			first := "x"
+			if strings.HasPrefix(m.Reasoning[0].Signature, first) {
+				first = "y"
+			}
+			m.Reasoning[0].Signature = first + m.Reasoning[0].Signature[1:]
+		}), "Invalid `signature`"},
 		{"redacted block dropped", altered(func(m *model.Message) { m.Reasoning = m.Reasoning[:1] }), "not those of the answer"},
 		{"redacted data altered", altered(func(m *model.Message) { m.Reasoning[1].Redacted += "A" }), "not those of the answer"},
 	}
