@@ -101,7 +101,7 @@ func (h *Host) harnessTurn(ctx context.Context, sess api.Session, turnID string)
 		return 0, h.harnessFailure(ctx, err)
 	}
 	defer p.Close()
-	started := harnessStarted{runtime: spec.Name, agent: p.Info(), initialize: time.Since(start)}
+	initialized := time.Since(start)
 	rec := api.HarnessSession{Runtime: spec.Name, Agent: p.Info()}
 	if last.SessionID != "" && last.Runtime == spec.Name && p.CanLoad() {
 		if err := p.LoadSession(ctx, last.SessionID); err == nil {
@@ -121,12 +121,11 @@ func (h *Host) harnessTurn(ctx context.Context, sess api.Session, turnID string)
 			prompt = earlier + prompt
 		}
 	}
-	started.session = time.Since(start) - started.initialize
 	if err := h.emit(ctx, sess.ID, turnID, rec); err != nil {
 		return 0, err
 	}
-	h.logger.Debug("harness turn started", "session", sess.ID, "turn", turnID, "harness", spec.Name, "agent", started.agent,
-		"initialize", started.initialize, "session_open", started.session, "loaded", rec.Loaded)
+	h.logger.Debug("harness turn started", "session", sess.ID, "turn", turnID, "harness", spec.Name, "agent", rec.Agent,
+		"initialize", initialized, "session_open", time.Since(start)-initialized, "loaded", rec.Loaded)
 	res, perr := p.Prompt(ctx, prompt)
 	steps, err := run.finish(perr)
 	if err != nil {
@@ -147,12 +146,6 @@ func (h *Host) harnessTurn(ctx context.Context, sess api.Session, turnID string)
 		return steps, &harnessError{fmt.Errorf("harness %s refused to go on (stop reason refusal)", spec.Name)}
 	}
 	return steps, nil
-}
-
-// harnessStarted is what starting a harness took, for the log.
-type harnessStarted struct {
-	runtime, agent      string
-	initialize, session time.Duration
 }
 
 // harnessError is a harness turn's failure of the harness's own: the turn

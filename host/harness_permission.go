@@ -98,11 +98,7 @@ func harnessApprovalInput(c *harnessCall, q acp.RequestPermissionRequest) json.R
 	}
 	for _, ct := range c.content {
 		if ct.Diff != nil {
-			d := map[string]any{"path": ct.Diff.Path, "newText": ct.Diff.NewText}
-			if ct.Diff.OldText != nil {
-				d["oldText"] = *ct.Diff.OldText
-			}
-			v["diff"] = d
+			v["diff"] = diffJSON(ct.Diff)
 		}
 	}
 	var opts []string
@@ -123,32 +119,25 @@ func harnessApprovalInput(c *harnessCall, q acp.RequestPermissionRequest) json.R
 // request (rctx) ended first: the call is then decided denied by the host,
 // with its result, so that it never runs without the one who asked.
 func (h *Host) awaitDecision(tctx, rctx context.Context, callID string) (api.Approval, bool) {
-	ch := h.waiters.add(callID)
-	defer h.waiters.remove(callID, ch)
-	poll := time.NewTicker(250 * time.Millisecond)
-	defer poll.Stop()
-	for {
-		a, err := h.log.Approval(context.WithoutCancel(tctx), callID)
-		if err == nil && a.Status != api.ApprovalPending {
-			if a.Status != api.ApprovalApproved {
-				return a, true
-			}
-			if won, err := h.log.ClaimApproval(context.WithoutCancel(tctx), callID, h.leases.lease()); err == nil && won {
-				return a, true
-			}
-			return a, false // claimed by another: it carries it out
+	ctx, cancel := context.WithCancel(tctx)
+	defer cancel()
+	defer context.AfterFunc(rctx, cancel)()
+	a, decided := h.waitApproval(ctx, callID, 0, func(a api.Approval) bool { return a.Status != api.ApprovalPending })
+	if !decided {
+		reason := "the harness withdrew the request before a decision"
+		if tctx.Err() != nil {
+			reason = "its harness turn ended (" + causeText(tctx) + ") before a decision"
 		}
-		select {
-		case <-ch:
-		case <-poll.C:
-		case <-tctx.Done():
-			h.abandon(context.WithoutCancel(tctx), callID, "its harness turn ended ("+causeText(tctx)+") before a decision")
-			return api.Approval{}, false
-		case <-rctx.Done():
-			h.abandon(context.WithoutCancel(tctx), callID, "the harness withdrew the request before a decision")
-			return api.Approval{}, false
-		}
+		h.abandon(context.WithoutCancel(tctx), callID, reason)
+		return api.Approval{}, false
 	}
+	if a.Status != api.ApprovalApproved {
+		return a, true
+	}
+	if won, err := h.log.ClaimApproval(context.WithoutCancel(tctx), callID, h.leases.lease()); err == nil && won {
+		return a, true
+	}
+	return a, false // claimed by another: it carries it out
 }
 
 // causeText says why ctx ended.

@@ -243,11 +243,7 @@ func harnessOutput(c *harnessCall, failed bool) tool.Output {
 			case ct.Content != nil && ct.Content.Content.Text != nil:
 				parts = append(parts, ct.Content.Content.Text.Text)
 			case ct.Diff != nil:
-				d := map[string]any{"path": ct.Diff.Path, "newText": ct.Diff.NewText}
-				if ct.Diff.OldText != nil {
-					d["oldText"] = *ct.Diff.OldText
-				}
-				parts = append(parts, map[string]any{"diff": d})
+				parts = append(parts, map[string]any{"diff": diffJSON(ct.Diff)})
 			case ct.Terminal != nil:
 				parts = append(parts, map[string]any{"terminal": ct.Terminal.TerminalId})
 			}
@@ -289,6 +285,15 @@ func clip(s string, n int) string {
 		return s
 	}
 	return strings.ToValidUTF8(s[:n], "") + "…"
+}
+
+// diffJSON is a diff a harness showed, as the stream and approvers see it.
+func diffJSON(d *acp.ToolCallContentDiff) map[string]any {
+	v := map[string]any{"path": d.Path, "newText": d.NewText}
+	if d.OldText != nil {
+		v["oldText"] = *d.OldText
+	}
+	return v
 }
 
 // marshalPlain is v's JSON without HTML escapes: a shell command's > and

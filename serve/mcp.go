@@ -202,13 +202,15 @@ func (e *mcpEndpoint) call(ctx context.Context, name string, args json.RawMessag
 		args = json.RawMessage(`{}`)
 	}
 	var out *api.Outcome
-	if sc, ok := e.s.bearerScope(header); ok && sc.Harness {
+	sc, inTurn := e.s.bearerScope(header)
+	switch {
+	case inTurn && sc.Harness:
 		out, err = e.s.host.CallInTurn(ctx, name, args, host.InTurn{SessionID: sc.Session, TurnID: sc.Turn, Harness: true,
 			ModelCallID: modelCallIDOf(ctx), Progress: progress})
-	} else if ok {
+	case inTurn:
 		out, err = e.s.host.CallInTurn(ctx, name, args, host.InTurn{SessionID: sc.Session, TurnID: sc.Turn, Token: sc.Token,
 			CallID: header.Get(CallIDRequestHeader), ModelCallID: header.Get(ModelCallIDRequestHeader), Progress: progress})
-	} else {
+	default:
 		out, err = e.s.host.CallTool(ctx, name, args, &host.CallOptions{Wait: e.s.wait, Principal: p.ID, Progress: progress})
 	}
 	var pending *host.ApprovalPendingError
@@ -227,7 +229,7 @@ func (e *mcpEndpoint) call(ctx context.Context, name string, args json.RawMessag
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: apiErr.Message}}, IsError: true}, nil
 	}
 	text := resultText(out.Result)
-	if sc, ok := e.s.bearerScope(header); ok && sc.Harness {
+	if inTurn && sc.Harness {
 		text = harnessText(text)
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: out.IsError}

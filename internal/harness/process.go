@@ -130,7 +130,7 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 	p.conn.SetLogger(opts.Logger)
 	ictx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	res, err := p.call(ictx, func(ctx context.Context) error {
+	err = p.call(ictx, func(ctx context.Context) error {
 		r, err := p.conn.Initialize(ctx, acp.InitializeRequest{
 			ProtocolVersion: acp.ProtocolVersionNumber,
 			// No fs or terminal: the harnesses read, write and run
@@ -146,7 +146,6 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 		}
 		return err
 	})
-	_ = res
 	if err != nil {
 		p.Close()
 		return nil, fmt.Errorf("initialising harness %s: %w", opts.Spec.Name, err)
@@ -156,7 +155,7 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 
 // call runs an ACP request, failing it with the process's stderr when the
 // process exits first.
-func (p *Process) call(ctx context.Context, f func(ctx context.Context) error) (struct{}, error) {
+func (p *Process) call(ctx context.Context, f func(ctx context.Context) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
@@ -164,13 +163,13 @@ func (p *Process) call(ctx context.Context, f func(ctx context.Context) error) (
 	select {
 	case err := <-done:
 		if err != nil && p.exitsSoon() {
-			return struct{}{}, p.exitError()
+			return p.exitError()
 		}
-		return struct{}{}, err
+		return err
 	case <-p.exited:
 		cancel()
 		<-done
-		return struct{}{}, p.exitError()
+		return p.exitError()
 	}
 }
 
@@ -245,14 +244,11 @@ func (p *Process) CanLoad() bool { return p.caps.LoadSession }
 // Stderr is the tail of what the process wrote to its stderr.
 func (p *Process) Stderr() string { return p.stderr.String() }
 
-// Pid is the process's id.
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
-
 // NewSession opens a new harness session in the workspace, with the MCP
 // servers, and returns its id.
 func (p *Process) NewSession(ctx context.Context) (string, error) {
 	var id acp.SessionId
-	_, err := p.call(ctx, func(ctx context.Context) error {
+	err := p.call(ctx, func(ctx context.Context) error {
 		r, err := p.conn.NewSession(ctx, acp.NewSessionRequest{Cwd: p.opts.Workspace, McpServers: p.mcpServers(), Meta: p.sessionMeta()})
 		id = r.SessionId
 		return err
@@ -277,7 +273,7 @@ func (p *Process) LoadSession(ctx context.Context, id string) error {
 		p.loading = false
 		p.mu.Unlock()
 	}()
-	_, err := p.call(ctx, func(ctx context.Context) error {
+	err := p.call(ctx, func(ctx context.Context) error {
 		_, err := p.conn.LoadSession(ctx, acp.LoadSessionRequest{SessionId: acp.SessionId(id), Cwd: p.opts.Workspace, McpServers: p.mcpServers()})
 		return err
 	})
