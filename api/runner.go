@@ -60,6 +60,73 @@ type RunnerClaim struct {
 	// Context keeps the turn's requests within the model's window, as on
 	// the host (absent: the window is unknown; nothing is counted).
 	Context *RunnerContext `json:"context,omitempty"`
+	// Harness is set when the session runs on a coding-agent harness: the
+	// runner runs the turn on its own installation of it, instead of the
+	// model loop (Model, System, MaxSteps and the loop's settings do not
+	// apply), and asks the host (runnerPermission) before the harness runs
+	// what needs a person's approval.
+	Harness *RunnerHarness `json:"harness,omitempty"`
+}
+
+// RunnerHarness is how a runner runs a harness turn: agent.yaml's
+// harness of the session's runtime.
+type RunnerHarness struct {
+	// Name is the runtime: claude-code, codex, gemini, or the agent's own.
+	Name string `json:"name"`
+	// Command, Args and Env start it ("" Command: the built-in harness's
+	// program on the runner's PATH).
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	// Model is the harness's model ("" its default).
+	Model string `json:"model,omitempty"`
+	// Permissions answers the harness's requests without a person where
+	// it can: ACP tool kinds, or kind:glob over the request's title.
+	Permissions HarnessPermissions `json:"permissions"`
+}
+
+// HarnessPermissions is a harness's permissions policy (agent.yaml's
+// harnesses.<name>.permissions): deny, then allow, then ask.
+type HarnessPermissions struct {
+	Allow []string `json:"allow,omitempty"`
+	Ask   []string `json:"ask,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// RunnerPermission is the body of POST
+// /<slug>/v1/runner/turns/{sessionId}/{turnId}/permission: a harness
+// turn's request for permission to run one of the harness's own calls,
+// which the host parks for a person (the first time) and waits on.
+type RunnerPermission struct {
+	// Token is the claim's fence token.
+	Token int64 `json:"token"`
+	// CallID is the call's id as the runner announced it in
+	// actions.requested (tool_<kind>_<random>); ModelCallID the
+	// harness's own id of it.
+	CallID      string `json:"callId"`
+	ModelCallID string `json:"modelCallId,omitempty"`
+	// Tool is the call's harness tool, harness_<kind>, and Input what
+	// the approver sees: the title, kind, files, raw input and diff.
+	Tool  string          `json:"tool"`
+	Input json.RawMessage `json:"input"`
+	// WaitMs is how long to wait for the decision (0 to 30000); still
+	// undecided, the answer is pending and the runner asks again.
+	WaitMs int `json:"waitMs,omitempty"`
+	// Withdraw says the harness withdrew the request (its turn ended):
+	// the host decides the call denied, unless it was decided already.
+	Withdraw bool `json:"withdraw,omitempty"`
+}
+
+// RunnerDecision answers a [RunnerPermission]: pending (ask again),
+// approved (claimed for this runner: the harness runs the call, and the
+// runner reports its action.result, which the host records with the
+// approval), denied or expired (the host recorded its result; the harness
+// is refused).
+type RunnerDecision struct {
+	OK     bool           `json:"ok"`
+	Status ApprovalStatus `json:"status"`
+	By     string         `json:"by,omitempty"`
+	Reason string         `json:"reason,omitempty"`
 }
 
 // RunnerContext is agent.yaml's compaction: for a cloud turn: the model's
@@ -96,8 +163,9 @@ type RunnerReport struct {
 	// Events are the turn's new events, in order: message.delta,
 	// message (assistant), actions.requested, action.result, action
 	// progress and output, model.usage (priced by the host),
-	// model.retry, reasoning.delta, reasoning, context.cleared and
-	// context.compacted only.
+	// model.retry, reasoning.delta, reasoning, context.cleared,
+	// context.compacted, and a harness turn's plan and harness.session
+	// only.
 	Events []Event `json:"events,omitempty"`
 	// End, if set, ends the runner's claim: completed, failed (with
 	// Reason) or parked (calls wait for approval; the turn goes on when
@@ -108,6 +176,11 @@ type RunnerReport struct {
 	// limit); the host records another as provider_error.
 	Code  FailureCode `json:"code,omitempty"`
 	Steps *int        `json:"steps,omitempty"`
+	// Running are the harness calls approved for this runner
+	// (runnerPermission) that its harness is still running: the host
+	// renews their executor leases, which otherwise run out as a dead
+	// host's do, and the call is recorded interrupted.
+	Running []string `json:"running,omitempty"`
 }
 
 // Runner report ends.

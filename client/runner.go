@@ -42,3 +42,12 @@ func (c *Client) RunnerAdmit(ctx context.Context, sessionID, turnID string, req 
 	err := c.call(ctx, "runnerAdmit", []string{sessionID, turnID}, nil, req, &ans)
 	return ans, err
 }
+
+// RunnerPermission asks the host for permission to run a harness call of
+// a claimed turn: parked for a person the first time, then waited on for
+// up to req.WaitMs. A pending status says ask again.
+func (c *Client) RunnerPermission(ctx context.Context, sessionID, turnID string, req api.RunnerPermission) (api.RunnerDecision, error) {
+	var ans api.RunnerDecision
+	err := c.call(ctx, "runnerPermission", []string{sessionID, turnID}, nil, req, &ans)
+	return ans, err
+}

@@ -176,7 +176,7 @@ func (r Runners) claim(ctx context.Context, sess api.Session, hold store.Hold) (
 	c := &api.RunnerClaim{OK: true, SessionID: sess.ID, TurnID: hold.TurnID, Token: hold.Token, LeaseMs: h.opts.LeaseTTL.Milliseconds(),
 		MCPURL: cloud.ToolsURL, Model: cloud.Model, System: h.opts.System, MaxSteps: h.opts.MaxSteps, MaxTokens: h.opts.MaxTokens,
 		ModelTimeoutMs: h.opts.ModelTimeout.Milliseconds(), ToolConcurrency: h.opts.ToolConcurrency, ModelRetries: h.opts.ModelRetries, Events: evs,
-		Context: h.runnerContext()}
+		Context: h.runnerContext(), Harness: h.runnerHarness(sess)}
 	for _, t := range h.tools.Tools() {
 		rt := api.RunnerTool{Name: t.Name(), Description: t.Description(), InputSchema: t.InputSchema(), Execution: string(t.Execution())}
 		switch {
@@ -253,6 +253,8 @@ var runnerKinds = map[api.Kind]func(api.Event) error{
 		return err
 	},
 	api.KindModelRetry:     func(e api.Event) error { _, err := api.Decode[api.ModelRetry](e); return err },
+	api.KindPlan:           func(e api.Event) error { _, err := api.Decode[api.Plan](e); return err },
+	api.KindHarnessSession: func(e api.Event) error { _, err := api.Decode[api.HarnessSession](e); return err },
 	api.KindReasoningDelta: func(e api.Event) error { _, err := api.Decode[api.ReasoningDelta](e); return err },
 	api.KindReasoning:      func(e api.Event) error { _, err := api.Decode[api.Reasoning](e); return err },
 	api.KindContextCleared: func(e api.Event) error {
@@ -278,12 +280,13 @@ const maxSummaryBytes = 256 << 10
 const maxReportedTokens = 1 << 40
 
 // failureCodes are the codes a runner may end a turn with: a model call's
-// failures, the step limit and a usage limit (Admit's budget_exceeded);
+// failures, the step limit, a usage limit (Admit's budget_exceeded) and
+// a harness's own failure;
 // another is recorded as provider_error.
 var failureCodes = map[api.FailureCode]bool{
 	api.FailureRateLimited: true, api.FailureOverloaded: true, api.FailureContextLength: true, api.FailureAuthFailed: true,
 	api.FailureInvalidRequest: true, api.FailureTimeout: true, api.FailureProviderError: true, api.FailureStepLimit: true,
-	api.FailureBudgetExceeded: true,
+	api.FailureBudgetExceeded: true, api.FailureHarness: true,
 }
 
 // Report takes a runner's report on a turn it claimed: its new events
@@ -331,6 +334,7 @@ func (r Runners) Report(ctx context.Context, sessionID, turnID string, rep api.R
 		}
 		evs = append(evs, api.Event{Kind: e.Kind, Data: e.Data, TurnID: turnID})
 	}
+	evs, recordHarness := h.harnessResults(ctx, sessionID, turnID, evs)
 	if err := h.checkResults(ctx, sessionID, turnID, evs); err != nil {
 		return err
 	}
@@ -349,6 +353,15 @@ func (r Runners) Report(ctx context.Context, sessionID, turnID string, rep api.R
 			if err := h.log.ReleaseUsage(ctx, cloudReservation(turnID)); err != nil {
 				h.logger.Error("releasing a cloud turn's usage reservation", "session", sessionID, "turn", turnID, "err", err)
 			}
+		}
+	}
+	if err := recordHarness(); err != nil {
+		return err
+	}
+	for _, id := range rep.Running {
+		// The approved harness calls its harness runs: still its.
+		if err := h.log.RenewExecutor(ctx, id, h.runnerExecutor(turnID)); err != nil {
+			h.logger.Warn("renewing a runner's harness call", "session", sessionID, "call", id, "err", err)
 		}
 	}
 	lease := store.Lease{Holder: "runner", TTL: h.opts.LeaseTTL}
@@ -417,10 +430,11 @@ type InTurn struct {
 	// CallID and ModelCallID are the call's ids as the runner announced
 	// it in actions.requested.
 	CallID, ModelCallID string
-	// Harness says the call comes from the harness of a harness turn this
-	// host runs (a harness token): the host announces and records it, and
-	// a call that needs approval waits for the decision. ModelCallID is
-	// then the harness's id of the call, where it sends one.
+	// Harness says the call comes from the harness of a harness turn (a
+	// harness token): the host announces and records it, and a call that
+	// needs approval waits for the decision. ModelCallID is then the
+	// harness's id of the call, where it sends one. With a Token, the
+	// harness is a runner's; without, this host's.
 	Harness bool
 }
 
@@ -444,7 +458,13 @@ func (h *Host) CallInTurn(ctx context.Context, name string, input any, in InTurn
 		if err != nil {
 			return nil, err
 		}
-		if !h.harnessTurns.runs(in.SessionID, in.TurnID) {
+		switch {
+		case in.Token != 0:
+			// A runner's harness: its claim must still hold the turn.
+			if !h.Runners().Holds(ctx, in.SessionID, in.TurnID, in.Token) {
+				return nil, api.Errorf(api.CodeNoRunningTurn, "harness turn %s of session %s is not running under this claim", in.TurnID, in.SessionID)
+			}
+		case !h.harnessTurns.runs(in.SessionID, in.TurnID):
 			return nil, api.Errorf(api.CodeNoRunningTurn, "harness turn %s of session %s is not running on this host", in.TurnID, in.SessionID)
 		}
 		return h.harnessServerCall(ctx, t, tin, sess, in)

@@ -2,35 +2,34 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	acp "github.com/coder/acp-go-sdk"
-
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/internal/agenttool"
 	"github.com/agentsdk/agentsdk/internal/harness"
+	"github.com/agentsdk/agentsdk/internal/harnessturn"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
 // A harness turn (a session whose runtime is not native) is run by a
 // coding-agent harness over ACP instead of the host's model loop
-// (internal/harness): one process per running turn, started in the
+// (internal/harness, driven by internal/harnessturn, which a runner uses
+// too): one process per running turn, started in the
 // session's workspace with a HOME of its own under the session's state
 // directory (<state>/sessions/<id>/harness-home), so that the harness's
 // own session store persists there and the next turn continues it
 // (session/load) — or, where the harness cannot, starts a new one with the
 // conversation so far in its first prompt. What the harness reports
-// becomes the session's stream (harness_stream.go); its permission
-// requests become parked calls that a person decides as any other
-// (harness_permission.go); the agent's server tools reach it over the
+// becomes the session's stream; its permission requests become parked
+// calls that a person decides as any other (harnessSink,
+// harness_permission.go); the agent's server tools reach it over the
 // host's MCP endpoint with a token good for the running turn only
 // (Options.HarnessMCP, CallInTurn with InTurn.Harness). Cancel sends
 // session/cancel, then kills the process group; a host that dies takes its
@@ -56,180 +55,42 @@ func (h *Host) SetHarnessMCP(f func(sessionID, turnID string) (HarnessMCPServer,
 	h.harnessMCP.Store(&f)
 }
 
-// harnessServerName is the name the agent's MCP server has in a harness:
-// its tools reach the model as mcp__agent__<tool> (Claude),
-// mcp_agent_<tool> (Gemini), in the namespace mcp__agent (Codex).
-const harnessServerName = "agent"
-
 // harnessHome is the HOME of a session's harness.
 func (h *Host) harnessHome(sessionID string) string {
 	return filepath.Join(h.opts.StateRoot, "sessions", sessionID, "harness-home")
 }
 
-// harnessTurn runs a turn of sess with its harness. It returns the number
-// of the harness's answers (its steps) and why the turn failed, if it did.
+// harnessTurn runs a turn of sess with its harness (internal/harnessturn),
+// its events and permission requests going to the session's stream
+// (harnessSink). It returns the number of the harness's answers (its
+// steps) and why the turn failed, if it did.
 func (h *Host) harnessTurn(ctx context.Context, sess api.Session, turnID string) (int, error) {
 	spec, ok := h.Harness(sess.Runtime)
 	if !ok {
-		return 0, &harnessError{fmt.Errorf("session %s runs on %q, which this host does not know (known: %s)", sess.ID, sess.Runtime, strings.Join(harness.Names(h.opts.Harnesses), ", "))}
+		return 0, &harnessturn.Failure{Err: fmt.Errorf("session %s runs on %q, which this host does not know (known: %s)", sess.ID, sess.Runtime, strings.Join(harness.Names(h.opts.Harnesses), ", "))}
 	}
-	prompt, earlier, last, err := h.harnessContext(ctx, sess, turnID)
-	if err != nil {
+	var evs []api.Event
+	if err := eachEvent(ctx, h.log, sess.ID, func(e api.Event) { evs = append(evs, e) }); err != nil {
 		return 0, err
 	}
 	ws, err := h.sessionWorkspace(sess.ID).open()
 	if err != nil {
 		return 0, err
 	}
-	pointHarnessesAtAgents(ws)
-	run := &harnessRun{h: h, sess: sess, turnID: turnID, spec: spec, ctx: ctx, calls: map[acp.ToolCallId]*harnessCall{}}
 	var servers []harness.MCPServer
 	if f := h.harnessMCP.Load(); f != nil && h.tools.Len() > 0 {
 		if s, ok := (*f)(sess.ID, turnID); ok {
-			servers = append(servers, harness.MCPServer{Name: harnessServerName, URL: s.URL, Headers: s.Headers})
+			servers = append(servers, harness.MCPServer{Name: harnessturn.ServerName, URL: s.URL, Headers: s.Headers})
 		}
 	}
 	h.harnessTurns.add(sess.ID, turnID)
 	defer h.harnessTurns.remove(sess.ID, turnID)
-	start := time.Now()
-	p, err := harness.Start(ctx, harness.Options{
-		Spec: spec, Workspace: ws, Home: h.harnessHome(sess.ID), MCP: servers, Logger: h.logger,
-		Handler:      harness.Handler{Update: run.update, Permission: run.permission},
-		StartProcess: h.startHarnessProcess,
+	return harnessturn.Run(ctx, harnessturn.Config{
+		Spec: spec, Workspace: ws, Home: h.harnessHome(sess.ID), MCP: servers,
+		Context: harnessturn.ReadContext(turnID, slices.Values(evs)),
+		Sink:    &harnessSink{h: h, sess: sess, turnID: turnID, ctx: ctx}, StartProcess: h.startHarnessProcess,
+		Logger: h.logger.With("session", sess.ID, "turn", turnID),
 	})
-	if err != nil {
-		return 0, h.harnessFailure(ctx, err)
-	}
-	defer p.Close()
-	initialized := time.Since(start)
-	rec := api.HarnessSession{Runtime: spec.Name, Agent: p.Info()}
-	if last.SessionID != "" && last.Runtime == spec.Name && p.CanLoad() {
-		if err := p.LoadSession(ctx, last.SessionID); err == nil {
-			rec.SessionID, rec.Loaded = last.SessionID, true
-		} else {
-			h.logger.Warn("a harness could not continue its session: starting a new one from the history", "session", sess.ID, "harness", spec.Name, "err", err)
-		}
-	}
-	if rec.SessionID == "" {
-		id, err := p.NewSession(ctx)
-		if err != nil {
-			return 0, h.harnessFailure(ctx, err)
-		}
-		rec.SessionID = id
-		if earlier != "" {
-			rec.FromHistory = true
-			prompt = earlier + prompt
-		}
-	}
-	if err := h.emit(ctx, sess.ID, turnID, rec); err != nil {
-		return 0, err
-	}
-	h.logger.Debug("harness turn started", "session", sess.ID, "turn", turnID, "harness", spec.Name, "agent", rec.Agent,
-		"initialize", initialized, "session_open", time.Since(start)-initialized, "loaded", rec.Loaded)
-	res, perr := p.Prompt(ctx, prompt)
-	steps, err := run.finish(perr)
-	if err != nil {
-		return steps, err
-	}
-	switch {
-	case errors.Is(perr, harness.ErrCancelled):
-		return steps, context.Cause(ctx)
-	case perr != nil:
-		return steps, h.harnessFailure(ctx, perr)
-	case res.StopReason == acp.StopReasonCancelled && ctx.Err() != nil:
-		return steps, context.Cause(ctx)
-	case res.StopReason == acp.StopReasonCancelled:
-		// The harness ended the turn itself (Codex does when a person
-		// rejects a command): the decision is on the stream.
-		return steps, nil
-	case res.StopReason == acp.StopReasonRefusal:
-		return steps, &harnessError{fmt.Errorf("harness %s refused to go on (stop reason refusal)", spec.Name)}
-	}
-	return steps, nil
-}
-
-// harnessError is a harness turn's failure of the harness's own: the turn
-// fails harness_failed.
-type harnessError struct{ err error }
-
-func (e *harnessError) Error() string { return e.err.Error() }
-func (e *harnessError) Unwrap() error { return e.err }
-
-// harnessFailure is why a harness turn failed: the turn's context's end
-// when it ended (a cancel, a shutdown), else the harness's own failure.
-func (h *Host) harnessFailure(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
-	}
-	return &harnessError{err}
-}
-
-// harnessContext reads what a harness turn needs from the session's
-// stream: the turn's message (the prompt, after what the harness was not
-// told: who denied its requests, and why, since its last turn — ACP's
-// answer carries only "rejected"), the conversation before it as text
-// (for a harness that cannot continue its own session), and the latest
-// harness session the session ran.
-func (h *Host) harnessContext(ctx context.Context, sess api.Session, turnID string) (prompt, earlier string, last api.HarnessSession, err error) {
-	var b strings.Builder
-	titles := map[string]string{} // a parked harness call's title, by call id
-	var denials []string
-	err = eachEvent(ctx, h.log, sess.ID, func(e api.Event) {
-		switch e.Kind {
-		case api.KindMessage:
-			m, _ := api.Decode[api.Message](e)
-			if e.TurnID == turnID && m.Role == api.RoleUser {
-				prompt = m.Text
-				return
-			}
-			fmt.Fprintf(&b, "%s: %s\n\n", m.Role, m.Text)
-		case api.KindHarnessSession:
-			last, _ = api.Decode[api.HarnessSession](e)
-			denials = nil
-		case api.KindApprovalRequested:
-			r, _ := api.Decode[api.ApprovalRequested](e)
-			var in struct{ Title string }
-			if strings.HasPrefix(r.Tool, "harness_") && json.Unmarshal(r.Input, &in) == nil {
-				titles[r.CallID] = in.Title
-			}
-		case api.KindApprovalResolved:
-			r, _ := api.Decode[api.ApprovalResolved](e)
-			if title, ok := titles[r.CallID]; ok && r.Status == api.ApprovalDenied && r.By != "host" {
-				d := fmt.Sprintf("%s denied your request to run %q", r.By, title)
-				if r.Reason != "" {
-					d += ": " + r.Reason
-				}
-				denials = append(denials, d)
-			}
-		}
-	})
-	if err != nil {
-		return "", "", last, err
-	}
-	if len(denials) > 0 {
-		prompt = "(Since your last turn: " + strings.Join(denials, "; ") + ".)\n\n" + prompt
-	}
-	if b.Len() > 0 {
-		earlier = "The conversation so far (you are continuing it):\n\n" + b.String() + "Now: "
-	}
-	return prompt, earlier, last, nil
-}
-
-// pointHarnessesAtAgents writes CLAUDE.md and GEMINI.md into a workspace
-// that has an AGENTS.md (the agent tools' catalog) and not them: Claude
-// Code and Gemini CLI read those, and each imports AGENTS.md with @.
-// Codex reads AGENTS.md itself.
-func pointHarnessesAtAgents(ws string) {
-	if _, err := os.Stat(filepath.Join(ws, "AGENTS.md")); err != nil {
-		return
-	}
-	for _, name := range []string{"CLAUDE.md", "GEMINI.md"} {
-		path := filepath.Join(ws, name)
-		if _, err := os.Stat(path); err == nil {
-			continue
-		}
-		_ = os.WriteFile(path, []byte("@AGENTS.md\n"), 0o644)
-	}
 }
 
 // harnessTurns are the harness turns this host runs, which the MCP
@@ -324,9 +185,9 @@ func (h *Host) Harness(name string) (harness.Spec, bool) {
 	return s, ok
 }
 
-// sessionRuntime is the runtime a new session of mode records ("" for
-// native), or unknown_runtime.
-func (h *Host) sessionRuntime(name string, mode api.Mode) (string, error) {
+// sessionRuntime is the runtime a new session records ("" for native), or
+// unknown_runtime. A cloud session's harness runs on its runner.
+func (h *Host) sessionRuntime(name string) (string, error) {
 	if name == "" {
 		name = h.opts.Runtime
 	}
@@ -335,9 +196,6 @@ func (h *Host) sessionRuntime(name string, mode api.Mode) (string, error) {
 	}
 	if _, ok := h.opts.Harnesses[name]; !ok {
 		return "", api.Errorf(api.CodeUnknownRuntime, "unknown_runtime: %q is not a runtime of this host; it runs %s", name, strings.Join(harness.Names(h.opts.Harnesses), ", "))
-	}
-	if mode == api.ModeCloud {
-		return "", api.Errorf(api.CodeBadRequest, "a cloud session runs its turns on a runner, which runs the native loop only: runtime %q needs a local session", name)
 	}
 	return name, nil
 }

@@ -2,115 +2,83 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
-	acp "github.com/coder/acp-go-sdk"
-
 	"github.com/agentsdk/agentsdk/api"
-	"github.com/agentsdk/agentsdk/internal/harness"
+	"github.com/agentsdk/agentsdk/internal/harnessturn"
 	"github.com/agentsdk/agentsdk/store"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
-// permission answers a harness's session/request_permission: a call of
-// the agent's own MCP server is allowed (CallInTurn gates it as any call
-// of the tool); otherwise the harness's permissions policy allows or
-// denies it by its kind and title, or it is parked as a call of
-// harness_<kind> — on the stream as action.approval_requested with the
-// exact command or file and diff — and the harness waits, its process
-// alive, until a person decides over HTTP, the CLI, the playground or a
-// channel. An approval is claimed here, so it is carried out once: the
-// harness is answered allow once and runs it; a denial or an expiry is
-// answered reject (the decision recorded its result). If the turn ends
-// first (a cancel, the harness gone), the request is answered cancelled
-// and the call is decided denied by the host.
-func (r *harnessRun) permission(ctx context.Context, q acp.RequestPermissionRequest) acp.RequestPermissionResponse {
-	r.mu.Lock()
-	c := r.call(q.ToolCall.ToolCallId)
-	kind := ""
-	if q.ToolCall.Kind != nil {
-		kind = string(*q.ToolCall.Kind)
-	}
-	c.describe(kind, q.ToolCall.Title, q.ToolCall.RawInput, q.ToolCall.Locations, q.ToolCall.Content, nil)
-	if c.ours {
-		r.mu.Unlock()
-		return harness.AllowOnce(q)
-	}
-	verdict := r.spec.Permissions.Decide(c.kind, c.title)
-	r.announce(c)
-	switch verdict {
-	case harness.Allow:
-		r.mu.Unlock()
-		return harness.AllowOnce(q)
-	case harness.Deny:
-		r.result(c, tool.ErrorOutput(fmt.Sprintf("denied by the agent's permissions policy (deny: %s)", c.kind)))
-		r.mu.Unlock()
-		return harness.Reject(q)
-	}
-	t := harnessTools()[harnessToolName(c.kind)]
-	in, err := t.Validate(harnessApprovalInput(c, q))
-	if err == nil {
-		_, err = r.h.park(r.ctx, t, in, parkSpec{callID: c.id, sessionID: r.sess.ID, turnID: r.turnID, modelCallID: string(c.toolID), by: r.sess.Principal})
-	}
-	if err != nil {
-		r.result(c, tool.ErrorOutput("parking the call for approval failed: "+err.Error()))
-		r.mu.Unlock()
-		return harness.Reject(q)
-	}
-	r.mu.Unlock()
-	a, ok := r.h.awaitDecision(r.ctx, ctx, c.id)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	switch {
-	case !ok:
-		c.done = true // abandon recorded its result
-		return harness.Cancelled()
-	case a.Status == api.ApprovalApproved:
-		c.approval = &a
-		c.started = time.Now()
-		rctx, cancel := context.WithCancel(context.WithoutCancel(r.ctx))
-		c.renewing = cancel
-		go func() {
-			defer guard(r.h.logger, "renewing a harness call's executor lease", "call", a.CallID)
-			r.h.leases.keepAlive(rctx, func(ctx context.Context) bool {
-				r.h.log.RenewExecutor(ctx, a.CallID, r.h.leases.lease())
-				return true
-			})
-		}()
-		return harness.AllowOnce(q)
-	default:
-		c.done = true // denied or expired: the decision recorded its result
-		return harness.Reject(q)
-	}
+// harnessSink takes what a harness turn this host runs reports: its
+// events go to the session's stream, and its permission requests are
+// parked as calls of harness_<kind> that the harness waits on, its
+// process alive, until a person decides over HTTP, the CLI, the
+// playground or a channel. An approval is claimed here, so it is carried
+// out once (by the harness, whose result is recorded with the approval);
+// if the turn ends first (a cancel, the harness gone), the call is decided
+// denied by the host.
+type harnessSink struct {
+	h      *Host
+	sess   api.Session
+	turnID string
+	ctx    context.Context // the turn's
 }
 
-// harnessApprovalInput is what an approver sees of a harness call: its
-// title (the shell command, the file), kind, files and the harness's raw
-// input, and a diff where it shows one.
-func harnessApprovalInput(c *harnessCall, q acp.RequestPermissionRequest) json.RawMessage {
-	v := map[string]any{"title": c.title, "kind": c.kind, "input": json.RawMessage(c.inputOrEmpty())}
-	if len(c.locations) > 0 {
-		v["locations"] = c.locations
-	}
-	for _, ct := range c.content {
-		if ct.Diff != nil {
-			v["diff"] = diffJSON(ct.Diff)
+// Emit records the harness's events; what it says a prompt consumed is
+// priced with the host's table.
+func (s *harnessSink) Emit(ctx context.Context, p ...api.Payload) error {
+	for i, x := range p {
+		if u, ok := x.(api.ModelUsage); ok {
+			s.h.priceUsage(&u)
+			p[i] = u
 		}
 	}
-	var opts []string
-	for _, o := range q.Options {
-		opts = append(opts, string(o.Kind))
+	return s.h.emit(ctx, s.sess.ID, s.turnID, p...)
+}
+
+func (s *harnessSink) Ask(ctx context.Context, q harnessturn.Request) (harnessturn.Decision, error) {
+	h := s.h
+	if err := h.parkHarnessCall(s.ctx, s.sess, s.turnID, q); err != nil {
+		return harnessturn.Decision{}, err
 	}
-	v["options"] = strings.Join(opts, ",")
-	b, err := marshalPlain(v)
+	a, ok := h.awaitDecision(s.ctx, ctx, q.CallID)
+	switch {
+	case !ok:
+		return harnessturn.Decision{Verdict: harnessturn.Withdrawn}, nil
+	case a.Status != api.ApprovalApproved:
+		return harnessturn.Decision{Verdict: harnessturn.Rejected}, nil
+	}
+	rctx, stop := context.WithCancel(context.WithoutCancel(s.ctx))
+	go func() {
+		defer guard(h.logger, "renewing a harness call's executor lease", "call", a.CallID)
+		h.leases.keepAlive(rctx, func(ctx context.Context) bool {
+			h.log.RenewExecutor(ctx, a.CallID, h.leases.lease())
+			return true
+		})
+	}()
+	return harnessturn.Decision{Verdict: harnessturn.Approved, Record: func(out tool.Output, took time.Duration) error {
+		stop()
+		_, err := h.record(context.WithoutCancel(s.ctx), h.log, a, out, took)
+		h.waiters.notify(a.CallID)
+		return err
+	}}, nil
+}
+
+// parkHarnessCall parks a harness's permission request as a call of its
+// harness_<kind> tool in the turn.
+func (h *Host) parkHarnessCall(ctx context.Context, sess api.Session, turnID string, q harnessturn.Request) error {
+	t, ok := harnessTools()[q.Tool]
+	if !ok {
+		return api.Errorf(api.CodeBadRequest, "tool %q is not a harness's (harness_<kind>)", q.Tool)
+	}
+	in, err := t.Validate(q.Input)
 	if err != nil {
-		return json.RawMessage(`{}`)
+		return err
 	}
-	return b
+	_, err = h.park(ctx, t, in, parkSpec{callID: q.CallID, sessionID: sess.ID, turnID: turnID, modelCallID: q.ModelCallID, by: sess.Principal})
+	return err
 }
 
 // awaitDecision waits for a parked call of a running turn (tctx) to be

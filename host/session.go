@@ -75,7 +75,7 @@ func (s Sessions) Create(ctx context.Context, opts SessionOptions) (api.Session,
 	if err != nil {
 		return api.Session{}, "", err
 	}
-	runtime, err := s.h.sessionRuntime(opts.Runtime, mode)
+	runtime, err := s.h.sessionRuntime(opts.Runtime)
 	if err != nil {
 		return api.Session{}, "", err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/internal/harness"
+	"github.com/agentsdk/agentsdk/internal/harnessturn"
 	"github.com/agentsdk/agentsdk/internal/turnloop"
 	"github.com/agentsdk/agentsdk/model"
 	"github.com/agentsdk/agentsdk/store"
@@ -99,7 +100,7 @@ func failureCode(err error) api.FailureCode {
 	case errors.Is(err, model.ErrNotConfigured):
 		return api.FailureNotConfigured
 	}
-	if _, ok := errors.AsType[*harnessError](err); ok {
+	if _, ok := errors.AsType[*harnessturn.Failure](err); ok {
 		return api.FailureHarness
 	}
 	return api.FailureInternal

@@ -205,7 +205,7 @@ func (e *mcpEndpoint) call(ctx context.Context, name string, args json.RawMessag
 	sc, inTurn := e.s.bearerScope(header)
 	switch {
 	case inTurn && sc.Harness:
-		out, err = e.s.host.CallInTurn(ctx, name, args, host.InTurn{SessionID: sc.Session, TurnID: sc.Turn, Harness: true,
+		out, err = e.s.host.CallInTurn(ctx, name, args, host.InTurn{SessionID: sc.Session, TurnID: sc.Turn, Token: sc.Token, Harness: true,
 			ModelCallID: modelCallIDOf(ctx), Progress: progress})
 	case inTurn:
 		out, err = e.s.host.CallInTurn(ctx, name, args, host.InTurn{SessionID: sc.Session, TurnID: sc.Turn, Token: sc.Token,

@@ -40,7 +40,8 @@ func (s *Server) runnerClaim(w http.ResponseWriter, r *http.Request) {
 	case c == nil:
 		w.WriteHeader(http.StatusNoContent)
 	default:
-		c.RunnerToken = s.runnerToken(runnerScope{Session: c.SessionID, Turn: c.TurnID, Token: c.Token})
+		// A harness's MCP calls are announced and recorded by the host.
+		c.RunnerToken = s.runnerToken(runnerScope{Session: c.SessionID, Turn: c.TurnID, Token: c.Token, Harness: c.Harness != nil})
 		writeJSON(w, http.StatusOK, c)
 	}
 }
@@ -88,8 +89,9 @@ type runnerScope struct {
 	Session string `json:"s"`
 	Turn    string `json:"t"`
 	Token   int64  `json:"k"` // the claim's fence: a later claim of the turn voids it
-	// Harness says the token is a harness turn's (harness.go): good while
-	// this host runs the turn.
+	// Harness says the token is a harness turn's (harness.go): a local
+	// one's (no Token) is good while this host runs the turn, a runner's
+	// while its claim holds it.
 	Harness bool `json:"h,omitempty"`
 }
 
@@ -146,7 +148,7 @@ func (s *Server) runnerAuthorized(r *http.Request) bool {
 		return false // no HMAC for a path a runner token cannot open
 	}
 	sc, ok := s.bearerScope(r.Header)
-	if ok && sc.Harness {
+	if ok && sc.Harness && sc.Token == 0 {
 		return s.host.RunsHarnessTurn(sc.Session, sc.Turn)
 	}
 	return ok && s.host.Runners().Holds(r.Context(), sc.Session, sc.Turn, sc.Token)
@@ -168,3 +170,26 @@ const (
 	CallIDRequestHeader      = "X-Agent-Call-Id"
 	ModelCallIDRequestHeader = "X-Agent-Model-Call-Id"
 )
+
+// runnerPermission answers POST
+// /runner/turns/{sessionId}/{turnId}/permission: a runner's harness asks
+// to run one of its calls; the host parks it and waits for the decision.
+func (s *Server) runnerPermission(w http.ResponseWriter, r *http.Request) {
+	body, err := s.readBody(w, r)
+	var req api.RunnerPermission
+	if err == nil {
+		err = decodeJSON(body, &req)
+	}
+	if err == nil && (req.WaitMs < 0 || time.Duration(req.WaitMs)*time.Millisecond > claimWaitMax) {
+		err = api.Errorf(api.CodeBadRequest, "waitMs %d: want 0 to %d", req.WaitMs, claimWaitMax.Milliseconds())
+	}
+	var ans api.RunnerDecision
+	if err == nil {
+		ans, err = s.host.Runners().Permission(r.Context(), r.PathValue("sessionId"), r.PathValue("turnId"), req)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ans)
+}

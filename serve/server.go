@@ -325,6 +325,7 @@ func (s *Server) handlers() map[string]http.HandlerFunc {
 		"runnerClaim":      s.runnerClaim,
 		"runnerReport":     s.runnerReport,
 		"runnerAdmit":      s.runnerAdmit,
+		"runnerPermission": s.runnerPermission,
 		"listSchedules":    s.listSchedules,
 		"runSchedule":      s.runSchedule,
 		"runEval":          s.runEval,

@@ -1,10 +1,12 @@
 // Package runner runs cloud turns away from the host (agent-sdk runner):
 // it claims a turn, materialises the agent tools the claim carries in a
 // workspace of its own, runs the model loop (internal/turnloop, as the
-// host does for a local turn) with its own model credentials, runs the
-// agent tools there, calls the server tools over the host's MCP endpoint
-// with the claim's runner token, and reports every event back under the
-// claim's fence, renewing its lease as it goes.
+// host does for a local turn) with its own model credentials — or, for a
+// session whose runtime is a harness, the harness (internal/harnessturn,
+// harness.go) — runs the agent tools there, calls the server tools over
+// the host's MCP endpoint with the claim's runner token, and reports
+// every event back under the claim's fence, renewing its lease as it
+// goes.
 package runner
 
 import (
@@ -25,6 +27,7 @@ import (
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/client"
 	"github.com/agentsdk/agentsdk/internal/agenttool"
+	"github.com/agentsdk/agentsdk/internal/harnessturn"
 	"github.com/agentsdk/agentsdk/internal/progress"
 	"github.com/agentsdk/agentsdk/internal/turnloop"
 	"github.com/agentsdk/agentsdk/model"
@@ -156,6 +159,8 @@ func (r *Runner) RunTurn(ctx context.Context, claim *api.RunnerClaim) {
 			rep.Code = api.FailureStepLimit
 		} else if errors.Is(err, api.ErrOverBudget) {
 			rep.Code = api.FailureBudgetExceeded
+		} else if _, ok := errors.AsType[*harnessturn.Failure](err); ok {
+			rep.Code = api.FailureHarness
 		}
 	default:
 		rep.End = api.RunnerEndCompleted
@@ -182,11 +187,16 @@ type turn struct {
 	server map[string]bool
 	ws     string
 	mcp    *mcp.ClientSession
+	// running are the approved harness calls its harness runs.
+	running callSet
 }
 
 // run prepares the workspace, the model and the tools, and runs the loop.
 func (t *turn) run(ctx context.Context) (int, error) {
 	c := t.claim
+	if c.Harness != nil {
+		return t.runHarness(ctx)
+	}
 	if err := t.prepare(); err != nil {
 		return 0, err
 	}
@@ -327,7 +337,7 @@ func (t *turn) keepAlive(ctx context.Context) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				if err := t.report(ctx, api.RunnerReport{Token: t.claim.Token}); err != nil && ctx.Err() == nil {
+				if err := t.report(ctx, api.RunnerReport{Token: t.claim.Token, Running: t.running.list()}); err != nil && ctx.Err() == nil {
 					t.log.Warn("renewing the turn's lease", "err", err)
 				}
 			}

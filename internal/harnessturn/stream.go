@@ -1,10 +1,11 @@
-package host
+package harnessturn
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,18 +17,16 @@ import (
 	"github.com/agentsdk/agentsdk/tool"
 )
 
-// harnessRun is one harness turn's view of what its harness reports:
+// stream is one harness turn's view of what its harness reports:
 // session/update notifications mapped onto the session's stream — text
 // chunks as message.delta and, whole, message; the harness's own tool
 // calls (ACP's kinds, titles, locations, diffs, output) as
 // actions.requested and action.result; plans as plan — and the calls its
 // permission requests parked.
-type harnessRun struct {
-	h      *Host
-	sess   api.Session
-	turnID string
-	spec   harness.Spec
-	ctx    context.Context // the turn's
+type stream struct {
+	sink Sink
+	spec harness.Spec
+	ctx  context.Context // the turn's
 
 	mu      sync.Mutex
 	text    strings.Builder // the answer since the last call
@@ -35,15 +34,15 @@ type harnessRun struct {
 	calls   map[acp.ToolCallId]*harnessCall
 	emitErr error // the first write that failed: the turn fails with it
 	// deltas are text and thought deltas not yet written: written together
-	// every harnessDeltaBatch, or with the next event (one store write per
+	// every deltaBatch, or with the next event (one store write per
 	// batch, as the native loop's deltas are).
 	deltas []api.Payload
 	flush  *time.Timer
 }
 
-// harnessDeltaBatch is how long a harness's text deltas wait to be
-// written together.
-const harnessDeltaBatch = 50 * time.Millisecond
+// deltaBatch is how long a harness's text deltas wait to be written
+// together.
+const deltaBatch = 50 * time.Millisecond
 
 // harnessCall is one of the harness's own tool calls.
 type harnessCall struct {
@@ -55,16 +54,17 @@ type harnessCall struct {
 	locations []string
 	content   []acp.ToolCallContent
 	output    any
-	ours      bool // a call of the agent's MCP server: recorded by CallInTurn
+	ours      bool // a call of the agent's MCP server: its host records it
 	announced bool
-	done      bool          // its result is recorded (or its decision recorded it)
-	approval  *api.Approval // the approved call this host claimed: its result is recorded with it
-	started   time.Time
-	renewing  context.CancelFunc // the claimed call's executor lease renewal
+	done      bool // its result is recorded (or its decision recorded it)
+	// record records the result of a call a person approved, with its
+	// approval (Decision.Record).
+	record  func(tool.Output, time.Duration) error
+	started time.Time
 }
 
 // call returns the harness call of id, made on first sight.
-func (r *harnessRun) call(id acp.ToolCallId) *harnessCall {
+func (r *stream) call(id acp.ToolCallId) *harnessCall {
 	c := r.calls[id]
 	if c == nil {
 		c = &harnessCall{toolID: id, kind: string(acp.ToolKindOther), started: time.Now()}
@@ -74,7 +74,7 @@ func (r *harnessRun) call(id acp.ToolCallId) *harnessCall {
 }
 
 // update is a session/update, in the order the harness sent them.
-func (r *harnessRun) update(ctx context.Context, u acp.SessionUpdate) {
+func (r *stream) update(ctx context.Context, u acp.SessionUpdate) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
@@ -120,12 +120,12 @@ func (c *harnessCall) describe(kind string, title *string, raw any, locs []acp.T
 		c.kind = clip(kind, 64)
 	}
 	if title != nil && *title != "" {
-		c.title = clip(*title, maxHarnessTitle)
+		c.title = clip(*title, maxTitle)
 	}
 	if raw != nil {
 		if b, err := marshalPlain(raw); err == nil && string(b) != "{}" && string(b) != "null" {
-			if len(b) > maxHarnessInput {
-				b, _ = marshalPlain(map[string]string{"truncated": clip(string(b), maxHarnessInput)})
+			if len(b) > maxInput {
+				b, _ = marshalPlain(map[string]string{"truncated": clip(string(b), maxInput)})
 			}
 			c.input = b
 		}
@@ -146,25 +146,25 @@ func (c *harnessCall) describe(kind string, title *string, raw any, locs []acp.T
 }
 
 // isAgentMCPCall reports whether a harness call is a call of the agent's
-// own MCP server, which CallInTurn records: Claude titles it
+// own MCP server, which the host records as it runs it: Claude titles it
 // mcp__agent__<tool>, Gemini's id is mcp_agent_<tool>__…, Codex's input
 // names the server.
 func isAgentMCPCall(c *harnessCall) bool {
 	for _, s := range []string{c.title, string(c.toolID)} {
-		if strings.HasPrefix(s, "mcp__"+harnessServerName+"__") || strings.HasPrefix(s, "mcp_"+harnessServerName+"_") ||
-			strings.Contains(s, "("+harnessServerName+" MCP Server)") {
+		if strings.HasPrefix(s, "mcp__"+ServerName+"__") || strings.HasPrefix(s, "mcp_"+ServerName+"_") ||
+			strings.Contains(s, "("+ServerName+" MCP Server)") {
 			return true
 		}
 	}
 	var in struct {
 		Server string `json:"server"`
 	}
-	return len(c.input) > 0 && json.Unmarshal(c.input, &in) == nil && in.Server == harnessServerName
+	return len(c.input) > 0 && json.Unmarshal(c.input, &in) == nil && in.Server == ServerName
 }
 
 // progress announces a call once it says what it does, and records its
 // result when it ends.
-func (r *harnessRun) progress(c *harnessCall, status acp.ToolCallStatus) {
+func (r *stream) progress(c *harnessCall, status acp.ToolCallStatus) {
 	if c.ours {
 		return
 	}
@@ -179,22 +179,23 @@ func (r *harnessRun) progress(c *harnessCall, status acp.ToolCallStatus) {
 
 // announce records a call on the stream: the answer before it, then
 // actions.requested with its kind, title and files.
-func (r *harnessRun) announce(c *harnessCall) {
+func (r *stream) announce(c *harnessCall) {
 	if c.announced {
 		return
 	}
 	c.announced = true
 	if c.id == "" {
-		c.id = tool.NewCallID(strings.TrimPrefix(harnessToolName(c.kind), "harness_")) // a known kind: the id is URL-safe
+		c.id = tool.NewCallID(strings.TrimPrefix(ToolName(c.kind), "harness_")) // a known kind: the id is URL-safe
 	}
 	r.flushText()
-	r.emit(api.ActionsRequested{Actions: []api.Action{{CallID: c.id, ModelCallID: string(c.toolID), Tool: harnessToolName(c.kind),
+	r.emit(api.ActionsRequested{Actions: []api.Action{{CallID: c.id, ModelCallID: string(c.toolID), Tool: ToolName(c.kind),
 		Input: c.inputOrEmpty(), Title: c.title, Kind: c.kind, Locations: c.locations}}})
 }
 
-// harnessToolName is the tool a harness call of kind is recorded as.
-func harnessToolName(kind string) string {
-	if _, ok := harnessTools()["harness_"+kind]; ok {
+// ToolName is the tool a harness call of kind is recorded as:
+// harness_<kind>, harness_other for a kind ACP does not name.
+func ToolName(kind string) string {
+	if slices.Contains(harness.Kinds, kind) {
 		return "harness_" + kind
 	}
 	return "harness_other"
@@ -207,27 +208,21 @@ func (c *harnessCall) inputOrEmpty() json.RawMessage {
 	return c.input
 }
 
-// result records a call's result, once: with its approval when it was
-// parked and approved here (so that its outcome is the call's), else on
-// the stream.
-func (r *harnessRun) result(c *harnessCall, out tool.Output) {
+// result records a call's result, once: with its approval when a person
+// approved it (so that its outcome is the call's), else on the stream.
+func (r *stream) result(c *harnessCall, out tool.Output) {
 	if c.done {
 		return
 	}
 	c.done = true
 	took := time.Since(c.started)
-	if c.approval != nil {
-		if c.renewing != nil {
-			c.renewing()
-		}
-		ctx := context.WithoutCancel(r.ctx)
-		if _, err := r.h.record(ctx, r.h.log, *c.approval, out, took); err != nil && r.emitErr == nil {
+	if c.record != nil {
+		if err := c.record(out, took); err != nil && r.emitErr == nil {
 			r.emitErr = err
 		}
-		r.h.waiters.notify(c.id)
 		return
 	}
-	r.emit(api.ActionResult{CallID: c.id, ModelCallID: string(c.toolID), Tool: harnessToolName(c.kind), IsError: out.IsError, Result: out.Result,
+	r.emit(api.ActionResult{CallID: c.id, ModelCallID: string(c.toolID), Tool: ToolName(c.kind), IsError: out.IsError, Result: out.Result,
 		DurationMs: took.Milliseconds()})
 }
 
@@ -264,19 +259,19 @@ func harnessOutput(c *harnessCall, failed bool) tool.Output {
 	if err != nil {
 		b, _ = marshalPlain(fmt.Sprint(v))
 	}
-	if len(b) > maxHarnessResult {
+	if len(b) > maxResult {
 		// The harness showed its model what it chose to; the stream keeps
 		// the head of it.
-		b, _ = marshalPlain(fmt.Sprintf("%s… [%d bytes in all; the stream keeps the first %d]", strings.ToValidUTF8(string(b[:maxHarnessResult]), ""), len(b), maxHarnessResult))
+		b, _ = marshalPlain(fmt.Sprintf("%s… [%d bytes in all; the stream keeps the first %d]", strings.ToValidUTF8(string(b[:maxResult]), ""), len(b), maxResult))
 	}
 	return tool.Output{Result: b, IsError: failed}
 }
 
 // The most a harness call's title, input and result keep on the stream.
 const (
-	maxHarnessTitle  = 4 << 10
-	maxHarnessInput  = 64 << 10
-	maxHarnessResult = 256 << 10
+	maxTitle  = 4 << 10
+	maxInput  = 64 << 10
+	maxResult = 256 << 10
 )
 
 // clip is s cut to at most n bytes, at a character's start.
@@ -309,7 +304,7 @@ func marshalPlain(v any) (json.RawMessage, error) {
 }
 
 // flushText records the answer so far as a message.
-func (r *harnessRun) flushText() {
+func (r *stream) flushText() {
 	if r.text.Len() == 0 {
 		return
 	}
@@ -319,10 +314,10 @@ func (r *harnessRun) flushText() {
 }
 
 // delta holds a text delta for the next write (r.mu held).
-func (r *harnessRun) delta(p api.Payload) {
+func (r *stream) delta(p api.Payload) {
 	r.deltas = append(r.deltas, p)
 	if r.flush == nil {
-		r.flush = time.AfterFunc(harnessDeltaBatch, func() {
+		r.flush = time.AfterFunc(deltaBatch, func() {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.emit()
@@ -332,7 +327,7 @@ func (r *harnessRun) delta(p api.Payload) {
 
 // emit appends the deltas held and p to the turn's stream, in one write
 // (r.mu held); the first failure is kept, and the turn fails with it.
-func (r *harnessRun) emit(p ...api.Payload) {
+func (r *stream) emit(p ...api.Payload) {
 	if r.flush != nil {
 		r.flush.Stop()
 		r.flush = nil
@@ -344,7 +339,7 @@ func (r *harnessRun) emit(p ...api.Payload) {
 	if r.emitErr != nil || len(p) == 0 {
 		return
 	}
-	if err := r.h.emit(context.WithoutCancel(r.ctx), r.sess.ID, r.turnID, p...); err != nil {
+	if err := r.sink.Emit(context.WithoutCancel(r.ctx), p...); err != nil {
 		r.emitErr = err
 	}
 }
@@ -353,13 +348,13 @@ func (r *harnessRun) emit(p ...api.Payload) {
 // the answer's last text recorded, and every call the harness announced
 // and did not end given a result, so that every call on the stream has
 // one.
-func (r *harnessRun) finish(perr error) (int, error) {
+func (r *stream) finish(perr error) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.flushText()
 	r.emit() // the deltas still held
 	for _, c := range r.calls {
-		if c.ours || c.done || (!c.announced && c.approval == nil) {
+		if c.ours || c.done || (!c.announced && c.record == nil) {
 			continue
 		}
 		msg := "the harness ended its turn without saying how this call ended"
