@@ -99,6 +99,19 @@ func testHarnessTurn(t *testing.T, c harnessCase) {
 	if m := lastAssistant(evs); !strings.HasSuffix(m, "hello there") {
 		t.Fatalf("answer %q; events %s", m, kinds(evs))
 	}
+	// What the harness says it consumed is the turn's usage.
+	us := find(evs, api.KindModelUsage)
+	if len(us) != 1 {
+		t.Fatalf("%d model.usage events: %s", len(us), kinds(evs))
+	}
+	// Codex's adapter reports none: the call counts, with no tokens.
+	reports := c.name != harness.Codex
+	if u, _ := api.Decode[api.ModelUsage](us[0]); u.Provider != c.name || u.Reported != reports || reports && (u.InputTokens <= 0 || u.OutputTokens <= 0) {
+		t.Errorf("usage %+v", u)
+	}
+	if end, _ := api.Decode[api.TurnCompleted](find(evs, api.KindTurnCompleted)[0]); end.Usage == nil || end.Usage.ModelCalls != 1 || reports && end.Usage.InputTokens <= 0 {
+		t.Errorf("the turn's end says no usage: %+v", end.Usage)
+	}
 
 	fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{c.shell("echo made > made.txt")}},
 		fakemodel.Reply{Text: []string{"made it"}})

@@ -107,8 +107,8 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	if err != nil {
 		return steps, err
 	}
-	if u, ok := usageOf(spec.Name, spec.Model, res, time.Since(asked)); ok && perr == nil {
-		if err := cfg.Sink.Emit(context.WithoutCancel(ctx), u); err != nil {
+	if perr == nil {
+		if err := cfg.Sink.Emit(context.WithoutCancel(ctx), usageOf(spec.Name, spec.Model, res, time.Since(asked))); err != nil {
 			return steps, err
 		}
 	}

@@ -11,19 +11,21 @@ import (
 
 // usageOf is what a harness said its prompt consumed, as a model.usage
 // record (provider: the runtime; model: the one it names, else the
-// spec's), or false when it said nothing. Claude Code and Codex answer
-// with ACP's usage (the prompt's tokens); Gemini CLI with
-// _meta.quota.token_count and, per model, model_usage.
-func usageOf(spec string, specModel string, res acp.PromptResponse, took time.Duration) (api.ModelUsage, bool) {
+// spec's); Reported is false when it said nothing (Codex's adapter, which
+// reports only the context's fill). Claude Code answers with ACP's usage
+// (the prompt's tokens), Gemini CLI with _meta.quota.token_count and, per
+// model, model_usage.
+func usageOf(spec string, specModel string, res acp.PromptResponse, took time.Duration) api.ModelUsage {
 	u := api.ModelUsage{Provider: spec, Model: specModel, DurationMs: took.Milliseconds(), StopReason: string(res.StopReason), Reported: true}
 	if n := res.Usage; n != nil {
 		u.InputTokens, u.OutputTokens = bounded(n.InputTokens), bounded(n.OutputTokens)
 		u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens = boundedPtr(n.CachedReadTokens), boundedPtr(n.CachedWriteTokens), boundedPtr(n.ThoughtTokens)
-		return u, true
+		return u
 	}
 	raw, ok := res.Meta["quota"]
 	if !ok {
-		return api.ModelUsage{}, false
+		u.Reported = false
+		return u
 	}
 	b, err := json.Marshal(raw)
 	var q struct {
@@ -36,13 +38,14 @@ func usageOf(spec string, specModel string, res acp.PromptResponse, took time.Du
 		} `json:"model_usage"`
 	}
 	if err != nil || json.Unmarshal(b, &q) != nil || q.TokenCount == nil {
-		return api.ModelUsage{}, false
+		u.Reported = false
+		return u
 	}
 	u.InputTokens, u.OutputTokens = bounded(q.TokenCount.Input), bounded(q.TokenCount.Output)
 	if len(q.ModelUsage) == 1 && q.ModelUsage[0].Model != "" {
 		u.Model = clip(q.ModelUsage[0].Model, 128)
 	}
-	return u, true
+	return u
 }
 
 // maxTokens bounds a harness's figure of one prompt: a harness is a
