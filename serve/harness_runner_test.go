@@ -31,9 +31,38 @@ import (
 // recorded once — and a denied command does not run, the harness told who
 // denied it. What the harness says it consumed is the turn's usage.
 func TestRunnerHarnessTurn(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		spec func(testing.TB, *fakemodel.Server) harness.Spec
+		// wc is the fake's call of the agent's word_count; shell, of the
+		// harness's shell tool.
+		wc    fakemodel.Call
+		shell func(command string) fakemodel.Call
+	}{
+		{harness.ClaudeCode, harnesstest.Claude, fakemodel.Call{ID: "toolu_wc", Name: "mcp__agent__word_count", Input: `{"text":"one two three"}`},
+			func(c string) fakemodel.Call {
+				in, _ := json.Marshal(map[string]string{"command": c, "description": "run it"})
+				return fakemodel.Call{ID: "toolu_sh", Name: "Bash", Input: string(in)}
+			}},
+		{harness.Codex, harnesstest.Codex, fakemodel.Call{ID: "call_wc", Namespace: "mcp__agent", Name: "word_count", Input: `{"text":"one two three"}`},
+			func(c string) fakemodel.Call {
+				in, _ := json.Marshal(map[string]string{"cmd": c})
+				return fakemodel.Call{ID: "call_sh", Name: "exec_command", Input: string(in)}
+			}},
+		{harness.Gemini, harnesstest.Gemini, fakemodel.Call{Name: "mcp_agent_word_count", Input: `{"text":"one two three"}`},
+			func(c string) fakemodel.Call {
+				in, _ := json.Marshal(map[string]string{"command": c, "description": "run it"})
+				return fakemodel.Call{Name: "run_shell_command", Input: string(in)}
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) { testRunnerHarnessTurn(t, c.name, c.spec, c.wc, c.shell) })
+	}
+}
+
+func testRunnerHarnessTurn(t *testing.T, runtime string, specOf func(testing.TB, *fakemodel.Server) harness.Spec, wcCall fakemodel.Call, shell func(string) fakemodel.Call) {
 	fake := fakemodel.New()
 	t.Cleanup(fake.Close)
-	spec := harnesstest.Claude(t, fake)
+	spec := specOf(t, fake)
 	wc, _ := tool.New("word_count", tool.Config{Description: "Counts words."}, func(ctx context.Context, call *tool.Call, in struct {
 		Text string `json:"text"`
 	}) (int, error) {
@@ -79,15 +108,11 @@ func TestRunnerHarnessTurn(t *testing.T) {
 	})
 	hs := &harnessServer{sessionServer: &sessionServer{url: base + "/agent/v1", fake: fake, srv: srv}, h: h}
 
-	shell := func(c string) fakemodel.Call {
-		in, _ := json.Marshal(map[string]string{"command": c, "description": "run it"})
-		return fakemodel.Call{ID: "toolu_sh", Name: "Bash", Input: string(in)}
-	}
 	fake.SetDefault(fakemodel.Reply{Text: []string{"done"}})
-	fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{{ID: "toolu_wc", Name: "mcp__agent__word_count", Input: `{"text":"one two three"}`}}},
+	fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{wcCall}},
 		fakemodel.Reply{Calls: []fakemodel.Call{shell("echo made > made.txt")}},
 		fakemodel.Reply{Text: []string{"made it"}})
-	status, body := hs.call(t, "POST", "/session", `{"message":"count, then make a file","mode":"cloud","runtime":"claude-code"}`)
+	status, body := hs.call(t, "POST", "/session", `{"message":"count, then make a file","mode":"cloud","runtime":"`+runtime+`"}`)
 	if status != 201 {
 		t.Fatalf("create: %d %v", status, body)
 	}
@@ -128,11 +153,10 @@ func TestRunnerHarnessTurn(t *testing.T) {
 	if results["word_count"] != 1 || results["harness_execute"] != 1 {
 		t.Fatalf("results %v: %s", results, eventKinds(hs.events(t, id)))
 	}
-	if len(usage) != 1 || usage[0].Provider != harness.ClaudeCode || usage[0].InputTokens <= 0 || usage[0].OutputTokens <= 0 {
+	reports := runtime != harness.Codex // Codex's adapter reports no tokens
+	if len(usage) != 1 || usage[0].Provider != runtime || usage[0].Reported != reports || reports && (usage[0].InputTokens <= 0 || usage[0].OutputTokens <= 0) {
 		t.Errorf("usage %+v", usage)
 	}
-
-	t.Logf("first turn: %s; usage %+v", eventKinds(hs.events(t, id)), usage)
 
 	// Denied: not run, and the harness is told who denied it.
 	fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{shell("echo no > no.txt")}}, fakemodel.Reply{Text: []string{"ok"}})
