@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
@@ -137,6 +138,25 @@ func (h *Host) abandon(ctx context.Context, callID, reason string) {
 			if _, err := h.record(ctx, h.log, a, tool.ErrorOutput("not run: "+reason), 0); err == nil {
 				h.waiters.notify(callID)
 			}
+		}
+	}
+}
+
+// abandonHarnessCalls decides the parked harness calls of a harness turn
+// that is no longer running (its host or runner died) denied by the host:
+// the harness that asked is gone, so none of them can run.
+func (h *Host) abandonHarnessCalls(ctx context.Context, sessionID, turnID string) {
+	if t, err := h.log.Turn(ctx, sessionID, turnID); err != nil || t.Status == api.TurnStatusRunning {
+		return
+	}
+	open, err := openCalls(ctx, h.log, sessionID, turnID, true)
+	if err != nil {
+		h.logger.Error("listing a dead harness turn's parked calls", "session", sessionID, "turn", turnID, "err", err)
+		return
+	}
+	for _, c := range open {
+		if strings.HasPrefix(c.Tool, "harness_") {
+			h.abandon(ctx, c.CallID, "its harness turn ended when its host died")
 		}
 	}
 }

@@ -96,6 +96,9 @@ func (h *Host) deadTurn(ctx context.Context, w sweepStore, t api.Turn, claimed [
 		// Its harness process died with its host (or is reaped at the
 		// next start): the harness's conversation is where the harness
 		// left it, and the next turn continues it from there.
+		// What it was waiting on a person for will never run: decided
+		// denied by the host, so that nobody approves it for nothing.
+		w.AfterCommit(func() { h.abandonHarnessCalls(context.WithoutCancel(ctx), t.SessionID, t.ID) })
 		return h.closeDeadTurn(ctx, w, t, claimed, api.TurnFailed{Code: api.FailureInterrupted,
 			Reason: fmt.Sprintf("%s; its harness (%s) died with it and a harness turn is not resumed: send the message again", reasonRestart, sess.Runtime)})
 	}

@@ -40,7 +40,7 @@ func harnessProcs(sessionID string) []int {
 // A host SIGKILLed while its Claude Code turn waits for approval: the
 // harness processes it leaves are killed by the next host to start on the
 // state directory, the turn is ended interrupted, saying its harness died
-// with it, and the call approved afterwards does not run.
+// with it, and the call it waited on is decided denied by the host.
 func TestHarnessSIGKILLWhileAwaitingApproval(t *testing.T) {
 	t.Parallel()
 	fake := fakemodel.New()
@@ -83,16 +83,18 @@ func TestHarnessSIGKILLWhileAwaitingApproval(t *testing.T) {
 			t.Fatalf("harness processes outlived their host: %v", harnessProcs(sid))
 		}
 	}
-	if status, body, _ := s.request(t, "POST", "/session/"+sid+"/approvals/"+callID, s.token, `{"approved":true}`); status != 200 {
-		t.Fatalf("approve: %d %v", status, body)
-	}
+	// The call its harness waited on is decided denied by the host, with
+	// its result: an approval afterwards is refused, and nothing runs.
 	var result string
 	waitEvent(t, s, sid, func(kind, data string) bool {
 		result = data
 		return kind == "action.result" && strings.Contains(data, callID)
 	})
-	if !strings.Contains(result, "not run") {
-		t.Errorf("the approved call of a dead harness: %s", result)
+	if !strings.Contains(result, "not run") || !strings.Contains(result, "harness turn ended") {
+		t.Errorf("the parked call of a dead harness: %s", result)
+	}
+	if status, body, _ := s.request(t, "POST", "/session/"+sid+"/approvals/"+callID, s.token, `{"approved":true}`); status != 409 {
+		t.Fatalf("approving the call of a dead harness: %d %v", status, body)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "made.txt")); err == nil {
 		t.Error("the command ran")
