@@ -11,7 +11,7 @@ import (
 // harnessServerCall is a call of one of the agent's server tools that a
 // harness made over the MCP endpoint, in the harness turn this host runs:
 // announced and recorded on the turn's stream once (the harness's own
-// report of the call is not recorded: harnessRun skips calls of the
+// report of the call is not recorded: harnessturn skips calls of the
 // agent's MCP server), validated, gated and run as a native turn's call.
 // A call that needs approval is parked and the MCP request waits for the
 // decision, as the harness waits for it; approved, it runs here.

@@ -29,7 +29,7 @@ func newRunner() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "runner",
-		Short: "Run a host's cloud turns here: claim them, run the model loop and the agent tools, report back",
+		Short: "Run a host's cloud turns here: claim them, run the model loop (or the session's harness) and the agent tools, report back",
 		Long: `runner runs the model turns of a host's cloud sessions (sessions created with
 "mode": "cloud", agent-sdk send new --cloud, or mode: cloud in agent.yaml). It
 claims a turn from the host, materialises the agent tools the claim carries in a
@@ -38,8 +38,12 @@ runs the model with its own credentials (ANTHROPIC_API_KEY, OPENAI_API_KEY and
 their _BASE_URL variables, as serve does), runs the agent tools there, calls the
 server tools over the host's MCP endpoint (which the host advertises with serve
 --public-url or --cloud-tools-url) with a token scoped to the session, and streams
-every event back to the host. It runs one turn at a time until interrupted; run
-several for more. A runner that dies mid-turn loses it: the host closes the turn
+every event back to the host. A session whose runtime is a coding-agent harness
+(claude-code, codex, gemini, or agent.yaml's own) runs on this machine's
+installation of that harness instead of the model loop: its permission requests
+are parked on the host for a person to decide, the runner's harness waiting, and
+it reaches the server tools over the same MCP endpoint. It runs one turn at a
+time until interrupted; run several for more. A runner that dies mid-turn loses it: the host closes the turn
 as interrupted once its lease runs out.`,
 		Example: `  agent-sdk runner --url http://127.0.0.1:3000/quickstart --token "$AGENT_SDK_TOKEN"`,
 		Args:    cobra.NoArgs,
