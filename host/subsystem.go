@@ -128,9 +128,20 @@ func (h *Host) Store() store.Store { return h.log.Store }
 func (h *Host) LeaseTTL() time.Duration { return h.opts.LeaseTTL }
 
 // ModelTool finds a tool the host's model turns may call: one of Tools,
-// or the built-in read_result (with a model result budget). Evals check
-// the tools their called checks name with it.
-func (h *Host) ModelTool(name string) (*tool.Tool, bool) { return h.lookupForModel(name) }
+// the built-in read_result (with a model result budget), or, on a host
+// with harnesses, a harness's own calls as recorded (harness_execute,
+// harness_edit, …). Evals check the tools their called checks name with
+// it.
+func (h *Host) ModelTool(name string) (*tool.Tool, bool) {
+	if t, ok := h.lookupForModel(name); ok {
+		return t, true
+	}
+	if len(h.opts.Harnesses) == 0 {
+		return nil, false
+	}
+	t, ok := harnessTools()[name]
+	return t, ok
+}
 
 // NewSessionID returns a new session id, for [SessionOptions].ID: a
 // subsystem that records a session's id before the session is made
