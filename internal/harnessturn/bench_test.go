@@ -42,7 +42,9 @@ func (s *storeSink) Emit(ctx context.Context, p ...api.Payload) error {
 	return err
 }
 
-func (s *storeSink) Ask(context.Context, Request) (Decision, error) { return Decision{Verdict: Rejected}, nil }
+func (s *storeSink) Ask(context.Context, Request) (Decision, error) {
+	return Decision{Verdict: Rejected}, nil
+}
 
 // Our overhead per session/update: mapping it onto the stream and writing
 // what it becomes (text deltas batched per 50 ms, a tool call's events
