@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/agentsdk/agentsdk/api"
-	"github.com/agentsdk/agentsdk/internal/agenttool"
 	"github.com/agentsdk/agentsdk/internal/harness"
 	"github.com/agentsdk/agentsdk/internal/harnessturn"
 	"github.com/agentsdk/agentsdk/tool"
@@ -88,7 +85,7 @@ func (h *Host) harnessTurn(ctx context.Context, sess api.Session, turnID string)
 	return harnessturn.Run(ctx, harnessturn.Config{
 		Spec: spec, Workspace: ws, Home: h.harnessHome(sess.ID), MCP: servers,
 		Context: harnessturn.ReadContext(turnID, slices.Values(evs)),
-		Sink:    &harnessSink{h: h, sess: sess, turnID: turnID, ctx: ctx}, StartProcess: h.startHarnessProcess,
+		Sink:    &harnessSink{h: h, sess: sess, turnID: turnID, ctx: ctx}, StartProcess: harnessturn.Contained(h.runsDir(), h.logger),
 		Logger: h.logger.With("session", sess.ID, "turn", turnID),
 	})
 }
@@ -127,23 +124,6 @@ func (t *harnessTurns) runs(sessionID, turnID string) bool {
 // harness token for the MCP endpoint is good while it does.
 func (h *Host) RunsHarnessTurn(sessionID, turnID string) bool {
 	return h.harnessTurns.runs(sessionID, turnID)
-}
-
-// startHarnessProcess starts a harness's process contained
-// (agenttool.StartProcess: its process group, and a cgroup or a mark for
-// everything it starts), recorded under the host's runs so that a host
-// started after this one died reaps what it left.
-func (h *Host) startHarnessProcess(cmd *exec.Cmd) (func(), error) {
-	cmd.WaitDelay = 5 * time.Second
-	p, err := agenttool.StartProcess(cmd, agenttool.ProcessOptions{Records: h.runsDir()})
-	if err != nil {
-		return nil, err
-	}
-	return func() {
-		if err := p.Kill(); err != nil {
-			h.logger.Warn("killing a harness's processes", "pid", p.Pid(), "err", err)
-		}
-	}, nil
 }
 
 // errHarnessTool is what a harness's parked call says when it is run

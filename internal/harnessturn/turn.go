@@ -16,6 +16,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/internal/agenttool"
 	"github.com/agentsdk/agentsdk/internal/harness"
 )
 
@@ -209,5 +210,24 @@ func PointAtAgents(ws string) {
 			continue
 		}
 		_ = os.WriteFile(path, []byte("@AGENTS.md\n"), 0o644)
+	}
+}
+
+// Contained is a Config.StartProcess that starts the harness contained
+// (agenttool.StartProcess: its process group, and a cgroup or a mark for
+// everything it starts), recorded under records, so that a host or runner
+// started after this one died reaps what it left.
+func Contained(records string, logger *slog.Logger) func(*exec.Cmd) (func(), error) {
+	return func(cmd *exec.Cmd) (func(), error) {
+		cmd.WaitDelay = 5 * time.Second
+		p, err := agenttool.StartProcess(cmd, agenttool.ProcessOptions{Records: records})
+		if err != nil {
+			return nil, err
+		}
+		return func() {
+			if err := p.Kill(); err != nil && logger != nil {
+				logger.Warn("killing a harness's processes", "pid", p.Pid(), "err", err)
+			}
+		}, nil
 	}
 }

@@ -3,14 +3,12 @@ package runner
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
-	"github.com/agentsdk/agentsdk/internal/agenttool"
 	"github.com/agentsdk/agentsdk/internal/harness"
 	"github.com/agentsdk/agentsdk/internal/harnessturn"
 	"github.com/agentsdk/agentsdk/tool"
@@ -43,24 +41,8 @@ func (t *turn) runHarness(ctx context.Context) (int, error) {
 	return harnessturn.Run(ctx, harnessturn.Config{
 		Spec: spec, Workspace: t.ws, Home: filepath.Join(t.r.opts.Dir, "sessions", c.SessionID, "harness-home"), MCP: servers,
 		Context: harnessturn.ReadContext(c.TurnID, slices.Values(c.Events)),
-		Sink:    &runnerSink{t: t}, StartProcess: t.startHarness, Logger: t.log,
+		Sink:    &runnerSink{t: t}, StartProcess: harnessturn.Contained(t.r.runsDir(), t.log), Logger: t.log,
 	})
-}
-
-// startHarness starts the harness's process contained, recorded with
-// the runner's agent tool runs, so that a runner started after this one
-// died reaps what it left.
-func (t *turn) startHarness(cmd *exec.Cmd) (func(), error) {
-	cmd.WaitDelay = 5 * time.Second
-	p, err := agenttool.StartProcess(cmd, agenttool.ProcessOptions{Records: t.r.runsDir()})
-	if err != nil {
-		return nil, err
-	}
-	return func() {
-		if err := p.Kill(); err != nil {
-			t.log.Warn("killing a harness's processes", "pid", p.Pid(), "err", err)
-		}
-	}, nil
 }
 
 // permissionWait is how long one ask of the host waits for a decision.
