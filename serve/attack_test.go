@@ -88,7 +88,10 @@ func probe(t *testing.T, base string, n int) (ok int, slowest time.Duration, sta
 // authenticated calls made meanwhile all succeed.
 func TestSlowUnauthenticatedBodiesDoNotStarveTheHost(t *testing.T) {
 	const maxConns = 32
-	hd := serveHardened(t, serve.Options{MaxUnauthBodies: 4}, serve.ListenOptions{MaxConns: maxConns})
+	// The slow bodies stay in flight until their 5 s timeout cuts them:
+	// the drain at the test's end waits longer than that (its default is
+	// the same 5 s, and lost that race once on a loaded machine).
+	hd := serveHardened(t, serve.Options{MaxUnauthBodies: 4}, serve.ListenOptions{MaxConns: maxConns, DrainTimeout: 15 * time.Second})
 	slowBodies(t, hd.addr, maxConns+16)
 	settle(t, hd.addr)
 	ok, slowest, statuses := probe(t, hd.base, 30)
