@@ -273,6 +273,9 @@ var runnerKinds = map[api.Kind]func(api.Event) error{
 	},
 }
 
+// maxRunningCalls bounds a report's running harness calls.
+const maxRunningCalls = 256
+
 // maxSummaryBytes bounds a runner's summary of a conversation.
 const maxSummaryBytes = 256 << 10
 
@@ -312,6 +315,9 @@ func (r Runners) Report(ctx context.Context, sessionID, turnID string, rep api.R
 	if rep.Token <= 0 {
 		// The store reads a zero token as "no fence": never a runner's.
 		return api.Errorf(api.CodeInvalidReport, "token %d: send the claim's token", rep.Token)
+	}
+	if len(rep.Running) > maxRunningCalls {
+		return api.Errorf(api.CodeInvalidReport, "running: %d calls; a turn's harness runs at most %d approved calls at once", len(rep.Running), maxRunningCalls)
 	}
 	if len(rep.Reason) > 4<<10 {
 		rep.Reason = progress.TruncateUTF8(rep.Reason, 4<<10) + "…"

@@ -132,6 +132,9 @@ func TestCloudTurn(t *testing.T) {
 	if err := report(api.RunnerReport{End: api.RunnerEndCompleted}); !errors.Is(err, &api.Error{Code: api.CodeInvalidReport}) {
 		t.Errorf("no token (which the store would read as no fence): %v", err)
 	}
+	if err := report(api.RunnerReport{Token: c.Token, Running: make([]string, 257)}); !errors.Is(err, &api.Error{Code: api.CodeInvalidReport}) {
+		t.Errorf("257 running calls: %v", err)
+	}
 	steps := 2
 	if err := report(api.RunnerReport{Token: c.Token, End: api.RunnerEndCompleted, Steps: &steps, Events: []api.Event{
 		payloadEvent(api.ActionResult{CallID: callID, ModelCallID: "m1", Tool: "weather", Result: out.Result}),
