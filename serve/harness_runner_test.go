@@ -171,6 +171,9 @@ func testRunnerHarnessTurn(t *testing.T, runtime string, specOf func(testing.TB,
 		t.Fatalf("deny: %d %v", status, body)
 	}
 	if end := hs.turnEnd(t, id, turn); end.Kind != api.KindTurnCompleted {
+		for _, e := range hs.events(t, id) {
+			t.Logf("%s %s %s", e.TurnID, e.Kind, e.Data) // the stream, to see why
+		}
 		t.Fatalf("turn ended %s: %s", end.Kind, end.Data)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "no.txt")); err == nil {

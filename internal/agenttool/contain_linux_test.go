@@ -27,9 +27,9 @@ const sleeper = "#!/bin/sh\necho $$ > \"$1.tmp\"\nmv \"$1.tmp\" \"$1\"\nexec sle
 // all have written their pid files, then runs its last line.
 func escapes(last string) string {
 	return `#!/bin/sh
-setsid ./sleeper setsid.pid </dev/null >/dev/null 2>&1 &
-setsid sh -c './sleeper double.pid </dev/null >/dev/null 2>&1 & exit 0' </dev/null >/dev/null 2>&1 &
-setsid ./sleeper held.pid &
+setsid sh ./sleeper setsid.pid </dev/null >/dev/null 2>&1 &
+setsid sh -c 'sh ./sleeper double.pid </dev/null >/dev/null 2>&1 & exit 0' </dev/null >/dev/null 2>&1 &
+setsid sh ./sleeper held.pid &
 want="setsid.pid double.pid held.pid"
 if [ -n "$(cat env_i 2>/dev/null)" ]; then
 	setsid env -i /bin/sh ./sleeper clean.pid </dev/null >/dev/null 2>&1 &

@@ -20,8 +20,8 @@ import (
 // its last line.
 func tree(last string) string {
 	return `#!/bin/sh
-./sleeper group.pid &
-setsid ./sleeper setsid.pid </dev/null >/dev/null 2>&1 &
+sh ./sleeper group.pid &
+setsid sh ./sleeper setsid.pid </dev/null >/dev/null 2>&1 &
 if [ -n "$ENV_I" ]; then
 	setsid env -i /bin/sh ./sleeper clean.pid </dev/null >/dev/null 2>&1 &
 fi
@@ -39,7 +39,7 @@ func treeCmd(t *testing.T, cgroup bool, last string) (*exec.Cmd, []string) {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command("./tree")
+	cmd := exec.Command("/bin/sh", "./tree") // not exec of ./tree: a parallel fork may hold its written file (ETXTBSY)
 	cmd.Dir = dir
 	names := []string{"tree.pid", "group.pid", "setsid.pid"}
 	if cgroup {
@@ -77,7 +77,7 @@ func startTree(t *testing.T, cgroup bool, last string, opts ProcessOptions) (*Pr
 func TestProcessKill(t *testing.T) {
 	modes(t, func(t *testing.T, cgroup bool) {
 		records := t.TempDir()
-		p, pids := startTree(t, cgroup, "exec ./sleeper tree.pid", ProcessOptions{Records: records})
+		p, pids := startTree(t, cgroup, "exec sh ./sleeper tree.pid", ProcessOptions{Records: records})
 		run := runOf(t, records, os.Getpid())
 		if cgroup != (run.Cgroup != "") {
 			t.Errorf("the run's cgroup is %q in a run with cgroup %v", run.Cgroup, cgroup)
@@ -196,7 +196,7 @@ func TestHelperProcessHost(t *testing.T) {
 	if dir == "" {
 		t.Skip("the helper host of TestProcessReap")
 	}
-	cmd := exec.Command("./tree")
+	cmd := exec.Command("/bin/sh", "./tree") // not exec of ./tree: a parallel fork may hold its written file (ETXTBSY)
 	cmd.Dir = dir
 	p, err := StartProcess(cmd, ProcessOptions{Records: os.Getenv(hostRecordsVar), noCgroup: os.Getenv(hostCgroupVar) == ""})
 	if err != nil {
@@ -209,7 +209,7 @@ func TestHelperProcessHost(t *testing.T) {
 // records, and returns it with the tree's pid files once all run.
 func processHost(t *testing.T, cgroup bool, records string) (*exec.Cmd, []string) {
 	t.Helper()
-	tc, pids := treeCmd(t, cgroup, "exec ./sleeper tree.pid")
+	tc, pids := treeCmd(t, cgroup, "exec sh ./sleeper tree.pid")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcessHost$")
 	// The helper host starts the tree with its own environment.
 	cmd.Env = append(os.Environ(), processHostVar+"="+tc.Dir, hostRecordsVar+"="+records)

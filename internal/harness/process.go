@@ -70,7 +70,9 @@ type Process struct {
 	mu      sync.Mutex
 	session acp.SessionId
 	loading bool // session/load replays the history: not this turn's updates
-	closed  bool
+	// replayed is when the last update of a replayed history came.
+	replayed time.Time
+	closed   bool
 }
 
 // Start starts the harness and initialises the ACP connection. The
@@ -280,10 +282,41 @@ func (p *Process) LoadSession(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("continuing session %s of harness %s: %w", id, p.opts.Spec.Name, err)
 	}
+	p.settle(ctx)
 	p.mu.Lock()
 	p.session = acp.SessionId(id)
 	p.mu.Unlock()
 	return nil
+}
+
+// replayQuiet is how long a harness is quiet after session/load answered
+// before its history is taken as replayed; replayMax bounds the wait.
+const (
+	replayQuiet = 200 * time.Millisecond
+	replayMax   = 3 * time.Second
+)
+
+// settle waits, once session/load has answered, until the harness has
+// sent no update of its replayed history for replayQuiet (at most
+// replayMax): Gemini CLI streams the history it replays after its answer
+// (its streamHistory is not awaited), and those updates are not the
+// turn's. A harness that replays before it answers (Claude, Codex) costs
+// what is left of replayQuiet since its last replayed update.
+func (p *Process) settle(ctx context.Context) {
+	deadline := time.Now().Add(replayMax)
+	for {
+		p.mu.Lock()
+		wait := replayQuiet - time.Since(p.replayed)
+		p.mu.Unlock()
+		if wait <= 0 || time.Now().After(deadline) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
 }
 
 // ErrCancelled is Prompt's error when ctx ended the prompt: the harness
@@ -388,6 +421,9 @@ type client struct{ p *Process }
 func (c client) SessionUpdate(ctx context.Context, n acp.SessionNotification) error {
 	c.p.mu.Lock()
 	skip := c.p.loading || (c.p.session != "" && n.SessionId != c.p.session)
+	if c.p.loading {
+		c.p.replayed = time.Now()
+	}
 	c.p.mu.Unlock()
 	if !skip && c.p.opts.Handler.Update != nil {
 		c.p.opts.Handler.Update(ctx, n.Update)

@@ -69,7 +69,7 @@ func BenchmarkUpdate(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		return &stream{sink: &storeSink{st: st, id: sess.ID}, ctx: ctx, calls: map[acp.ToolCallId]*harnessCall{}}
+		return &stream{sink: &storeSink{st: st, id: sess.ID}, ctx: ctx, calls: map[acp.ToolCallId]*harnessCall{}, live: true}
 	}
 	b.Run("text/decode", func(b *testing.B) {
 		for b.Loop() {

@@ -28,10 +28,15 @@ type stream struct {
 	spec harness.Spec
 	ctx  context.Context // the turn's
 
-	mu      sync.Mutex
-	text    strings.Builder // the answer since the last call
-	steps   int             // answers recorded
-	calls   map[acp.ToolCallId]*harnessCall
+	mu    sync.Mutex
+	text  strings.Builder // the answer since the last call
+	steps int             // answers recorded
+	calls map[acp.ToolCallId]*harnessCall
+	// live is whether the turn's prompt is sent: what a harness reports
+	// before it is what it replays of its history (session/load), as are
+	// later reports of the calls of earlier turns (earlier).
+	live    bool
+	earlier map[string]bool
 	emitErr error // the first write that failed: the turn fails with it
 	// deltas are text and thought deltas not yet written: written together
 	// every deltaBatch, or with the next event (one store write per
@@ -77,6 +82,9 @@ func (r *stream) call(id acp.ToolCallId) *harnessCall {
 func (r *stream) update(ctx context.Context, u acp.SessionUpdate) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if !r.live || r.replayed(u) {
+		return
+	}
 	switch {
 	case u.AgentMessageChunk != nil:
 		if t := u.AgentMessageChunk.Content.Text; t != nil && t.Text != "" {
@@ -112,6 +120,25 @@ func (r *stream) update(ctx context.Context, u acp.SessionUpdate) {
 		}
 		r.emit(p)
 	}
+}
+
+// prompted marks the turn's prompt as sent: what the harness reports from
+// now on is the turn's.
+func (r *stream) prompted() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.live = true
+}
+
+// replayed reports whether u is of a call of an earlier turn, replayed.
+func (r *stream) replayed(u acp.SessionUpdate) bool {
+	switch {
+	case u.ToolCall != nil:
+		return r.earlier[string(u.ToolCall.ToolCallId)]
+	case u.ToolCallUpdate != nil:
+		return r.earlier[string(u.ToolCallUpdate.ToolCallId)]
+	}
+	return false
 }
 
 // describe takes what an update says about a call.

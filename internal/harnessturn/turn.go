@@ -65,7 +65,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	}
 	spec := cfg.Spec
 	PointAtAgents(cfg.Workspace)
-	s := &stream{sink: cfg.Sink, spec: spec, ctx: ctx, calls: map[acp.ToolCallId]*harnessCall{}}
+	s := &stream{sink: cfg.Sink, spec: spec, ctx: ctx, calls: map[acp.ToolCallId]*harnessCall{}, earlier: cfg.Context.EarlierCalls}
 	start := time.Now()
 	p, err := harness.Start(ctx, harness.Options{
 		Spec: spec, Workspace: cfg.Workspace, Home: cfg.Home, MCP: cfg.MCP, Logger: logger,
@@ -103,6 +103,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	logger.Debug("harness turn started", "harness", spec.Name, "agent", rec.Agent,
 		"initialize", initialized, "session_open", time.Since(start)-initialized, "loaded", rec.Loaded)
 	asked := time.Now()
+	s.prompted()
 	res, perr := p.Prompt(ctx, prompt)
 	steps, err := s.finish(perr)
 	if err != nil {
@@ -150,6 +151,10 @@ type Context struct {
 	Earlier string
 	// Last is the latest harness session the session ran.
 	Last api.HarnessSession
+	// Earlier calls are the harness's own ids of the calls it made in
+	// earlier turns: a harness that replays its history (session/load)
+	// reports them again, and they are not this turn's.
+	EarlierCalls map[string]bool
 }
 
 // ReadContext reads a harness turn's Context from the session's stream.
@@ -167,6 +172,16 @@ func ReadContext(turnID string, events iter.Seq[api.Event]) Context {
 				continue
 			}
 			fmt.Fprintf(&b, "%s: %s\n\n", m.Role, m.Text)
+		case api.KindActionsRequested:
+			a, _ := api.Decode[api.ActionsRequested](e)
+			for _, act := range a.Actions {
+				if e.TurnID != turnID && act.ModelCallID != "" && strings.HasPrefix(act.Tool, "harness_") {
+					if c.EarlierCalls == nil {
+						c.EarlierCalls = map[string]bool{}
+					}
+					c.EarlierCalls[act.ModelCallID] = true
+				}
+			}
 		case api.KindHarnessSession:
 			c.Last, _ = api.Decode[api.HarnessSession](e)
 			denials = nil
