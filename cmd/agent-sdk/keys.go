@@ -44,32 +44,55 @@ The token is --token, $AGENT_SDK_TOKEN, or <state>/token of the agent in --dir
 it. Exit status: 0 done; 2 refused (bad flags, wrong token, forbidden, an
 unknown key or role); 3 the host could not be reached or failed.`,
 		Example: `  agent-sdk keys create ci-bot --roles operator --expires 90d --url http://127.0.0.1:3000/myagent
-  agent-sdk keys --url http://127.0.0.1:3000/myagent
+  agent-sdk keys --url http://127.0.0.1:3000/myagent     (or: keys list)
   agent-sdk keys revoke 3xkq7ztmhb2ma --url http://127.0.0.1:3000/myagent`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			list, err := c.Keys(cmd.Context())
-			if err != nil {
-				return remoteError(err)
-			}
-			if list == nil {
-				list = []api.Key{}
-			}
-			if asJSON {
-				return printListing(os.Stdout, map[string][]api.Key{"keys": list})
-			}
-			printKeys(os.Stdout, list, time.Now())
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return listKeys(cmd, &f, asJSON) },
 	}
 	f.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for machines")
-	cmd.AddCommand(newKeyCreate(), newKeyRevoke())
+	cmd.AddCommand(newKeyList(), newKeyCreate(), newKeyRevoke())
 	return cmd
+}
+
+// newKeyList is keys list: what keys alone does, by the name messages use.
+func newKeyList() *cobra.Command {
+	var (
+		f      urlFlags
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List a running host's API keys (as keys alone does)",
+		Long: `keys list lists the API keys of a running host, as keys alone does: see
+agent-sdk keys --help for the columns, the token and the exit status.`,
+		Example: `  agent-sdk keys list --url http://127.0.0.1:3000/myagent`,
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, args []string) error { return listKeys(cmd, &f, asJSON) },
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for machines")
+	return cmd
+}
+
+// listKeys prints a host's keys, a line each (or as JSON).
+func listKeys(cmd *cobra.Command, f *urlFlags, asJSON bool) error {
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	list, err := c.Keys(cmd.Context())
+	if err != nil {
+		return remoteError(err)
+	}
+	if list == nil {
+		list = []api.Key{}
+	}
+	if asJSON {
+		return printListing(os.Stdout, map[string][]api.Key{"keys": list})
+	}
+	printKeys(os.Stdout, list, time.Now())
+	return nil
 }
 
 func newKeyCreate() *cobra.Command {

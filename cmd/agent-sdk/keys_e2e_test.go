@@ -48,7 +48,7 @@ func TestKeysCLI(t *testing.T) {
 	if !strings.Contains(line, "ci reader") || !strings.Contains(line, "reader") || !strings.HasSuffix(line, "active") || strings.Contains(r.stdout, key[len(key)-52:]) {
 		t.Errorf("keys lists %q in:\n%s", line, r.stdout)
 	}
-	r = keys("--json")
+	r = keys("list", "--json") // keys list is keys
 	var listing struct {
 		Keys []struct {
 			ID         string     `json:"id"`
@@ -58,7 +58,7 @@ func TestKeysCLI(t *testing.T) {
 		} `json:"keys"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &listing); err != nil || r.code != 0 {
-		t.Fatalf("keys --json: %d %v\n%s", r.code, err, r.stdout)
+		t.Fatalf("keys list --json: %d %v\n%s", r.code, err, r.stdout)
 	}
 	found := false
 	for _, k := range listing.Keys {
