@@ -118,6 +118,10 @@ type HarnessPermissions struct {
 	Allow []string `yaml:"allow"`
 	Ask   []string `yaml:"ask"`
 	Deny  []string `yaml:"deny"`
+	// Always names what, once allowed (by allow or by a person), is
+	// answered "allow always" where the harness offers it, so it does not
+	// ask again in its session; everything else is allowed once.
+	Always []string `yaml:"always"`
 }
 
 // BuiltinHarnesses are the harnesses the SDK runs without a command.

@@ -174,7 +174,6 @@ func mainServe(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o
 		MaxConns:      noLimit(f.MaxConns),
 		Listener:      ho.listener,
 		OnListen: func(a net.Addr) {
-			h.SetHarnessMCP(srv.HarnessMCP(a)) // harness turns reach the server tools here
 			fmt.Fprintf(stdio.Err, "serving %s at http://%s/%s/v1 (tools: %s; MCP: http://%s/%s/mcp)\n", f.Slug, a, f.Slug, strings.Join(set.Names(), ", "), a, f.Slug)
 			ho.serving()
 		},

@@ -91,6 +91,8 @@ type HarnessPermissions struct {
 	Allow []string `json:"allow,omitempty"`
 	Ask   []string `json:"ask,omitempty"`
 	Deny  []string `json:"deny,omitempty"`
+	// Always: what, once allowed, is answered "allow always".
+	Always []string `json:"always,omitempty"`
 }
 
 // RunnerPermission is the body of POST

@@ -79,6 +79,9 @@ func (h *Host) harnessTurn(ctx context.Context, sess api.Session, turnID string)
 		if s, ok := (*f)(sess.ID, turnID); ok {
 			servers = append(servers, harness.MCPServer{Name: harnessturn.ServerName, URL: s.URL, Headers: s.Headers})
 		}
+	} else if h.tools.Len() > 0 {
+		h.logger.Warn("a harness turn runs without the agent's server tools: this host serves no MCP endpoint for it (serve.ListenAndServe gives it one; or Host.SetHarnessMCP)",
+			"session", sess.ID, "turn", turnID, "runtime", sess.Runtime)
 	}
 	h.harnessTurns.add(sess.ID, turnID)
 	defer h.harnessTurns.remove(sess.ID, turnID)

@@ -3,7 +3,7 @@ package serve_test
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
+	"net"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -57,10 +57,23 @@ func setupHarnessServer(t *testing.T, fake *fakemodel.Server, spec harness.Spec)
 	}
 	h.Start(context.Background())
 	srv, _ := serve.New(h, &serve.Options{Slug: "agent", Token: testToken, ApprovalWait: -1})
-	ts := httptest.NewServer(srv)
-	h.SetHarnessMCP(srv.HarnessMCP(ts.Listener.Addr()))
-	t.Cleanup(func() { srv.Shutdown(); ts.Close(); h.Close(); st.Close() })
-	hs.sessionServer = &sessionServer{url: ts.URL + "/agent/v1", fake: fake, srv: srv}
+	// Served as a program embedding the SDK serves it: ListenAndServe gives
+	// the harness turns the MCP endpoint by itself.
+	ctx, stop := context.WithCancel(context.Background())
+	addr := make(chan net.Addr, 1)
+	served := make(chan error, 1)
+	go func() {
+		served <- serve.ListenAndServe(ctx, "127.0.0.1:0", srv, &serve.ListenOptions{OnListen: func(a net.Addr) { addr <- a }})
+	}()
+	var url string
+	select {
+	case a := <-addr:
+		url = "http://" + a.String()
+	case err := <-served:
+		t.Fatalf("serving: %v", err)
+	}
+	t.Cleanup(func() { stop(); <-served; h.Close(); st.Close() })
+	hs.sessionServer = &sessionServer{url: url + "/agent/v1", fake: fake, srv: srv}
 	hs.h = h
 	return hs
 }

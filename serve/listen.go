@@ -63,7 +63,10 @@ type ListenOptions struct {
 
 // ListenAndServe serves handler on addr until ctx is done, then stops
 // accepting connections and waits for in-flight requests to finish, up to
-// the drain timeout. It returns nil after a clean shutdown.
+// the drain timeout. It returns nil after a clean shutdown. When handler
+// is a *Server, its host's harness turns are given the MCP endpoint at the
+// bound address (Server.HarnessMCP); a handler that wraps a Server does
+// that itself with host.Host.SetHarnessMCP.
 func ListenAndServe(ctx context.Context, addr string, handler http.Handler, opts *ListenOptions) error {
 	var o ListenOptions
 	if opts != nil {
@@ -103,6 +106,10 @@ func ListenAndServe(ctx context.Context, addr string, handler http.Handler, opts
 	}
 	if sh, ok := handler.(interface{ Shutdown() }); ok {
 		srv.RegisterOnShutdown(sh.Shutdown) // ends event streams, which never end by themselves
+	}
+	if s, ok := handler.(*Server); ok {
+		// Harness turns reach the agent's server tools at this address.
+		s.host.SetHarnessMCP(s.HarnessMCP(ln.Addr()))
 	}
 	if o.OnListen != nil {
 		o.OnListen(ln.Addr())

@@ -54,6 +54,7 @@ const agentYAML = `# The agent's configuration, read at every build and start. E
 #      allow: [read, search]
 #      ask: [edit, execute]
 #      deny: ["execute:rm -rf*"]
+#      always: ["execute:go test*"]  # once allowed, answered "allow always": not asked again in its session
 #  my-agent:                 # any other ACP agent
 #    command: /usr/local/bin/my-agent
 #    args: [--acp]

@@ -29,6 +29,14 @@ func (ps Permissions) Decide(kind, title string) Verdict {
 	return Ask
 }
 
+// Remembers reports whether the policy's Always rules name a request of
+// kind with title: allowed (by the policy or by a person), it is answered
+// "allow always", so the harness does not ask again in its session for
+// what it takes to be the same.
+func (ps Permissions) Remembers(kind, title string) bool {
+	return matchAny(ps.Always, kind, title)
+}
+
 // matchAny reports whether a rule (kind, or kind:pattern) matches.
 func matchAny(rules []string, kind, title string) bool {
 	return slices.ContainsFunc(rules, func(r string) bool {
@@ -78,13 +86,27 @@ func option(r acp.RequestPermissionRequest, kinds ...acp.PermissionOptionKind) (
 	return "", false
 }
 
-// AllowOnce answers r with its allow-once option (allow-always if it has
-// no other allowing one).
+// AllowOnce answers r with its allow-once option, or with a rejection if
+// it offers none: allowing always is a grant the policy must make (Grant).
 func AllowOnce(r acp.RequestPermissionRequest) acp.RequestPermissionResponse {
-	if id, ok := option(r, acp.PermissionOptionKindAllowOnce, acp.PermissionOptionKindAllowAlways); ok {
-		return selected(id)
+	resp, _ := Grant(r, false)
+	return resp
+}
+
+// Grant answers r allowing it: with its allow-always option when always
+// (the policy's Always rules name the request) and r offers one, else
+// with its allow-once option. ok is false when r offers no option that
+// fits (only "always" where always is false, say): the answer is then a
+// rejection.
+func Grant(r acp.RequestPermissionRequest, always bool) (resp acp.RequestPermissionResponse, ok bool) {
+	kinds := []acp.PermissionOptionKind{acp.PermissionOptionKindAllowOnce}
+	if always {
+		kinds = []acp.PermissionOptionKind{acp.PermissionOptionKindAllowAlways, acp.PermissionOptionKindAllowOnce}
 	}
-	return Cancelled()
+	if id, ok := option(r, kinds...); ok {
+		return selected(id), true
+	}
+	return Reject(r), false
 }
 
 // Reject answers r with its reject-once option (or cancelled, if it has

@@ -51,10 +51,15 @@ type Spec struct {
 // characters) over the request's title as the harness gives it (the
 // shell command, the file): "execute:go test*", "edit:*.md". Deny is checked
 // first, then Allow, then Ask; a request none of them names is asked.
+// Always names the requests that, once allowed (by Allow or by a person),
+// are answered "allow always" where the harness offers it; every other
+// allowed request is answered "allow once", so the harness asks again
+// next time.
 type Permissions struct {
-	Allow []string `json:"allow,omitempty" yaml:"allow,omitempty"`
-	Ask   []string `json:"ask,omitempty" yaml:"ask,omitempty"`
-	Deny  []string `json:"deny,omitempty" yaml:"deny,omitempty"`
+	Allow  []string `json:"allow,omitempty" yaml:"allow,omitempty"`
+	Ask    []string `json:"ask,omitempty" yaml:"ask,omitempty"`
+	Deny   []string `json:"deny,omitempty" yaml:"deny,omitempty"`
+	Always []string `json:"always,omitempty" yaml:"always,omitempty"`
 }
 
 // Kinds are ACP's tool kinds, which Permissions names.
@@ -75,7 +80,7 @@ func (s Spec) Check() error {
 	if !Builtin(s.Name) && s.Command == "" {
 		return fmt.Errorf("harness %s: command is required (the program that speaks ACP on stdio)", s.Name)
 	}
-	for _, list := range [][]string{s.Permissions.Allow, s.Permissions.Ask, s.Permissions.Deny} {
+	for _, list := range [][]string{s.Permissions.Allow, s.Permissions.Ask, s.Permissions.Deny, s.Permissions.Always} {
 		for _, r := range list {
 			kind, _, _ := strings.Cut(r, ":")
 			if !slices.Contains(Kinds, kind) {

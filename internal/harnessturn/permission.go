@@ -19,7 +19,8 @@ import (
 // it by its kind and title, or it is parked as a call of harness_<kind>
 // (Sink.Ask) — on the stream as action.approval_requested with the exact
 // command or file and diff — and the harness waits, its process alive,
-// until a person decides. An approval is answered allow once and the
+// until a person decides. An approval is answered allow once (allow
+// always where the policy's always rules name the request) and the
 // harness runs the call; a denial or an expiry is answered reject; a
 // request withdrawn (the turn ended first) is answered cancelled.
 func (r *stream) permission(ctx context.Context, q acp.RequestPermissionRequest) acp.RequestPermissionResponse {
@@ -35,11 +36,16 @@ func (r *stream) permission(ctx context.Context, q acp.RequestPermissionRequest)
 		return harness.AllowOnce(q)
 	}
 	verdict := r.spec.Permissions.Decide(c.kind, c.title)
+	always := r.spec.Permissions.Remembers(c.kind, c.title)
 	r.announce(c)
 	switch verdict {
 	case harness.Allow:
+		resp, ok := harness.Grant(q, always)
+		if !ok {
+			r.result(c, tool.ErrorOutput(noGrant))
+		}
 		r.mu.Unlock()
-		return harness.AllowOnce(q)
+		return resp
 	case harness.Deny:
 		r.result(c, tool.ErrorOutput(fmt.Sprintf("denied by the agent's permissions policy (deny: %s)", c.kind)))
 		r.mu.Unlock()
@@ -55,9 +61,13 @@ func (r *stream) permission(ctx context.Context, q acp.RequestPermissionRequest)
 		r.result(c, tool.ErrorOutput("parking the call for approval failed: "+err.Error()))
 		return harness.Reject(q)
 	case d.Verdict == Approved:
+		resp, ok := harness.Grant(q, always)
 		c.record = d.Record
 		c.started = time.Now()
-		return harness.AllowOnce(q)
+		if !ok {
+			r.result(c, tool.ErrorOutput(noGrant))
+		}
+		return resp
 	case d.Verdict == Withdrawn:
 		c.done = true // the sink recorded its end
 		return harness.Cancelled()
@@ -66,6 +76,10 @@ func (r *stream) permission(ctx context.Context, q acp.RequestPermissionRequest)
 		return harness.Reject(q)
 	}
 }
+
+// noGrant is the result of an allowed request the harness offered only
+// "allow always" for, which the policy's always rules do not grant.
+const noGrant = "not run: the harness offered only to allow this always, and the agent's permissions grant that only to what their always rules name"
 
 // approvalInput is what an approver sees of a harness call: its title
 // (the shell command, the file), kind, files and the harness's raw input,
