@@ -455,10 +455,6 @@ var callIDPattern = regexp.MustCompile(`^tool_[A-Za-z0-9_-]{1,64}_[a-z0-9]{6,32}
 // result comes with the decision, and the runner parks the turn.
 func (h *Host) CallInTurn(ctx context.Context, name string, input any, in InTurn) (*api.Outcome, error) {
 	start := time.Now()
-	t, tin, err := h.validate(name, input)
-	if err != nil {
-		return nil, err
-	}
 	if in.Harness {
 		sess, err := h.Sessions().Get(ctx, in.SessionID)
 		if err != nil {
@@ -473,7 +469,16 @@ func (h *Host) CallInTurn(ctx context.Context, name string, input any, in InTurn
 		case !h.harnessTurns.runs(in.SessionID, in.TurnID):
 			return nil, api.Errorf(api.CodeNoRunningTurn, "harness turn %s of session %s is not running on this host", in.TurnID, in.SessionID)
 		}
+		t, tin, err := h.validate(name, input)
+		if err != nil {
+			h.harnessRefusedCall(ctx, name, input, sess.ID, in, err)
+			return nil, err
+		}
 		return h.harnessServerCall(ctx, t, tin, sess, in)
+	}
+	t, tin, err := h.validate(name, input)
+	if err != nil {
+		return nil, err
 	}
 	if in.CallID == "" {
 		in.CallID = tool.NewCallID(name)

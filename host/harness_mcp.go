@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/agentsdk/agentsdk/api"
@@ -14,12 +15,24 @@ import (
 // report of the call is not recorded: harnessturn skips calls of the
 // agent's MCP server), validated, gated and run as a native turn's call.
 // A call that needs approval is parked and the MCP request waits for the
-// decision, as the harness waits for it; approved, it runs here.
+// decision, as the harness waits for it; approved, it runs here. The
+// session's hooks (SessionHooks.Call: an eval's stubs) answer it first,
+// as they answer a native turn's call.
 func (h *Host) harnessServerCall(ctx context.Context, t *tool.Tool, tin *tool.Input, sess api.Session, in InTurn) (*api.Outcome, error) {
 	start := time.Now()
 	callID := tool.NewCallID(t.Name())
 	if err := h.emit(ctx, sess.ID, in.TurnID, api.ActionsRequested{Actions: []api.Action{{CallID: callID, ModelCallID: in.ModelCallID, Tool: t.Name(), Input: tin.JSON()}}}); err != nil {
 		return nil, err
+	}
+	if out, ok := h.hookedCall(ctx, sess.ID, in.TurnID, callID, t, tin.JSON()); ok {
+		// Answered by the session's hooks (an eval's stub): not run, not
+		// parked, and marked so on the stream.
+		out = h.fitForModel(ctx, sess.ID, in.TurnID, callID, out)
+		if err := h.emit(context.WithoutCancel(ctx), sess.ID, in.TurnID, api.ActionResult{CallID: callID, ModelCallID: in.ModelCallID, Tool: t.Name(),
+			IsError: out.IsError, Result: out.Result, DurationMs: time.Since(start).Milliseconds(), Stubbed: true}); err != nil {
+			h.logger.Error("recording a harness's stubbed call", "session", sess.ID, "call", callID, "err", err)
+		}
+		return outcomeOf(t.Name(), callID, out, time.Since(start)), nil
 	}
 	if h.needsApproval(t, tin) {
 		p := parkSpec{callID: callID, sessionID: sess.ID, turnID: in.TurnID, modelCallID: in.ModelCallID, by: sess.Principal}
@@ -48,6 +61,26 @@ func (h *Host) harnessServerCall(ctx context.Context, t *tool.Tool, tin *tool.In
 	out = h.fitForModel(ctx, sess.ID, in.TurnID, callID, out)
 	h.emitResult(ctx, sess.ID, in.TurnID, callID, in.ModelCallID, t.Name(), out, time.Since(start))
 	return outcomeOf(t.Name(), callID, out, time.Since(start)), nil
+}
+
+// harnessRefusedCall records a harness's call of a server tool whose
+// input does not match the tool's schema, as a native turn's refused call
+// is: requested, and its result the violations the harness is answered
+// with (which it may correct).
+func (h *Host) harnessRefusedCall(ctx context.Context, name string, input any, sessionID string, in InTurn, err error) {
+	if api.AsError(err).Code != api.CodeInvalidInput {
+		return // an unknown tool or an agent tool: the harness's own mistake, not a call
+	}
+	raw, jerr := inputJSON(input)
+	if jerr != nil || !json.Valid(raw) {
+		raw = json.RawMessage(`{}`)
+	}
+	callID := tool.NewCallID(name)
+	if err := h.emit(ctx, sessionID, in.TurnID, api.ActionsRequested{Actions: []api.Action{{CallID: callID, ModelCallID: in.ModelCallID, Tool: name, Input: raw}}}); err != nil {
+		h.logger.Error("recording a harness's refused call", "session", sessionID, "call", callID, "err", err)
+		return
+	}
+	h.emitResult(ctx, sessionID, in.TurnID, callID, in.ModelCallID, name, tool.ErrorOutput(api.AsError(err).Message), 0)
 }
 
 // emitResult records a call's action.result on its turn's stream.

@@ -299,10 +299,16 @@ func waitHarnessParkedIn(t *testing.T, h *host.Host, sessionID, turnID string) a
 }
 
 // An agent tool is a script in the session's workspace, with its catalog
-// in AGENTS.md (and CLAUDE.md pointing at it); the harness runs it with
-// its own shell, here allowed without a person by the permissions policy.
-// A plan the harness makes is a plan event.
+// in AGENTS.md (and CLAUDE.md and GEMINI.md pointing at it); each harness
+// runs it with its own shell, here allowed without a person by the
+// permissions policy. A plan Claude Code makes is a plan event.
 func TestHarnessAgentToolAndPlan(t *testing.T) {
+	for _, c := range harnessCases {
+		t.Run(c.name, func(t *testing.T) { testHarnessAgentTool(t, c) })
+	}
+}
+
+func testHarnessAgentTool(t *testing.T, c harnessCase) {
 	fake := fakemodel.New()
 	t.Cleanup(fake.Close)
 	greet, err := tool.NewScript("greet", tool.Config{Description: "Greets whoever its input names."}, "#!/bin/sh\necho \"hello $(cat)\" > greeted.txt\necho greeted\n")
@@ -313,28 +319,38 @@ func TestHarnessAgentToolAndPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := harnesstest.Claude(t, fake)
+	spec := c.spec(t, fake)
 	spec.Permissions = harness.Permissions{Allow: []string{"execute:*.agent-serve/tools/*"}}
 	h := startHost(t, memory.New(), set, fake.AnthropicURL(), host.Options{Harnesses: map[string]harness.Spec{spec.Name: spec}})
-	in, _ := json.Marshal(map[string]string{"command": `echo '{"name":"ada"}' | .agent-serve/tools/greet`, "description": "greet"})
-	todos := `{"todos":[{"content":"Greet Ada","status":"in_progress","activeForm":"Greeting Ada"},{"content":"Report","status":"pending","activeForm":"Reporting"}]}`
 	fake.SetDefault(fakemodel.Reply{Text: []string{"done"}})
-	fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{{ID: "toolu_plan", Name: "TodoWrite", Input: todos}}},
-		fakemodel.Reply{Calls: []fakemodel.Call{{ID: "toolu_greet", Name: "Bash", Input: string(in)}}})
-	sess, turn, err := h.Sessions().Create(context.Background(), host.SessionOptions{Message: "greet ada", Runtime: harness.ClaudeCode})
+	run := fakemodel.Reply{Calls: []fakemodel.Call{c.shell(`echo '{"name":"ada"}' | .agent-serve/tools/greet`)}}
+	if c.name == harness.ClaudeCode {
+		todos := `{"todos":[{"content":"Greet Ada","status":"in_progress","activeForm":"Greeting Ada"},{"content":"Report","status":"pending","activeForm":"Reporting"}]}`
+		fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{{ID: "toolu_plan", Name: "TodoWrite", Input: todos}}})
+	}
+	fake.Push(run)
+	sess, turn, err := h.Sessions().Create(context.Background(), host.SessionOptions{Message: "greet ada", Runtime: c.name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs := waitTurnEnd(t, h, sess.ID, turn)
+	evs := waitTurnEndOrParked(t, h, sess.ID, turn)
+	if len(find(evs, api.KindApprovalRequested)) != 0 {
+		t.Fatalf("the policy's allowed command was parked: %s", find(evs, api.KindApprovalRequested)[0].Data)
+	}
 	ws := h.Sessions().WorkspaceDir(sess.ID)
 	if b, err := os.ReadFile(filepath.Join(ws, "greeted.txt")); err != nil || string(b) != "hello {\"name\":\"ada\"}\n" {
 		t.Fatalf("greeted.txt %q, %v: %s", b, err, kinds(evs))
 	}
-	if len(find(evs, api.KindApprovalRequested)) != 0 {
-		t.Errorf("the policy's allowed command was parked: %s", kinds(evs))
+	if b, err := os.ReadFile(filepath.Join(ws, "AGENTS.md")); err != nil || !strings.Contains(string(b), "greet") {
+		t.Errorf("AGENTS.md: %q, %v", b, err)
 	}
-	if b, err := os.ReadFile(filepath.Join(ws, "CLAUDE.md")); err != nil || !strings.Contains(string(b), "@AGENTS.md") {
-		t.Errorf("CLAUDE.md: %q, %v", b, err)
+	for _, f := range []string{"CLAUDE.md", "GEMINI.md"} {
+		if b, err := os.ReadFile(filepath.Join(ws, f)); err != nil || !strings.Contains(string(b), "@AGENTS.md") {
+			t.Errorf("%s: %q, %v", f, b, err)
+		}
+	}
+	if c.name != harness.ClaudeCode {
+		return
 	}
 	plans := find(evs, api.KindPlan)
 	if len(plans) == 0 {
@@ -344,4 +360,23 @@ func TestHarnessAgentToolAndPlan(t *testing.T) {
 	if len(p.Entries) != 2 || p.Entries[0].Content != "Greet Ada" || p.Entries[0].Status != "in_progress" {
 		t.Errorf("plan %+v", p)
 	}
+}
+
+// waitTurnEndOrParked waits until the turn ends or one of its calls
+// parks, and returns the session's events.
+func waitTurnEndOrParked(t *testing.T, h *host.Host, sessionID, turnID string) []api.Event {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		evs, err := h.Sessions().Events(context.Background(), sessionID, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			if e.TurnID == turnID && (e.Kind == api.KindTurnCompleted || e.Kind == api.KindTurnFailed || e.Kind == api.KindApprovalRequested) {
+				return evs
+			}
+		}
+	}
+	t.Fatalf("turn %s neither ended nor parked a call", turnID)
+	return nil
 }

@@ -12,7 +12,8 @@ import (
 // SessionHooks are what a subsystem takes over of one session's local
 // model turns on this host (package evals: a case's stubs and its
 // replayed answers). Set them with [Host.HookSession]. They apply to the
-// turns this host runs: a turn of the session another host continues
+// turns this host runs (Call also to a harness turn's calls of the
+// agent's server tools; Model to native turns only): a turn of the session another host continues
 // (after an approval decided there) runs without them.
 type SessionHooks struct {
 	// Model, if set, answers the session's model calls instead of

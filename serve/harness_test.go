@@ -3,6 +3,7 @@ package serve_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"path/filepath"
 	"strings"
@@ -99,7 +100,12 @@ func (hs *harnessServer) waitFor(t *testing.T, id string, kind api.Kind, ok func
 			}
 		}
 	}
-	t.Fatalf("no %s in %s", kind, eventKinds(hs.events(t, id)))
+	var last []string
+	evs := hs.events(t, id)
+	for _, e := range evs[max(0, len(evs)-4):] {
+		last = append(last, string(e.Kind)+" "+string(e.Data))
+	}
+	t.Fatalf("no %s in %s; the last events:\n%s", kind, eventKinds(evs), strings.Join(last, "\n"))
 	return api.Event{}
 }
 
@@ -229,5 +235,44 @@ func testHarnessServerTools(t *testing.T, runtime string, spec func(testing.TB, 
 	}
 	if n != 1 {
 		t.Errorf("%d results of the deploy", n)
+	}
+
+	// An input the tool's schema refuses is recorded as a refused call,
+	// and the harness is told the violation; a call the session's hooks
+	// answer (an eval's stub) does not run and is marked stubbed.
+	release := hs.h.HookSession(sess.ID, host.SessionHooks{Call: func(_ context.Context, c host.HookedCall) (tool.Output, bool) {
+		return tool.Output{Result: json.RawMessage(`42`)}, c.Tool.Name() == "word_count"
+	}})
+	defer release()
+	fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{call("toolu_bad", "word_count", `{"text":3}`)}},
+		fakemodel.Reply{Calls: []fakemodel.Call{call("toolu_stub", "word_count", `{"text":"a b"}`)}})
+	turn, err = hs.h.Sessions().Send(context.Background(), sess.ID, "count again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end := hs.turnEnd(t, sess.ID, turn); end.Kind != api.KindTurnCompleted {
+		t.Fatalf("turn ended %s: %s", end.Kind, end.Data)
+	}
+	var got []string
+	for _, e := range hs.events(t, sess.ID) {
+		if r, err := api.Decode[api.ActionResult](e); err == nil && e.TurnID == turn && e.Kind == api.KindActionResult {
+			got = append(got, fmt.Sprintf("%s error=%v stubbed=%v %s", r.Tool, r.IsError, r.Stubbed, r.Result))
+		}
+	}
+	// Gemini CLI checks the input against the schema itself: the refused
+	// call never reaches the host, and Gemini tells its model.
+	refused := runtime != harness.Gemini
+	if refused && (len(got) != 2 || !strings.HasPrefix(got[0], "word_count error=true stubbed=false") || !strings.Contains(got[0], "text")) ||
+		!refused && len(got) != 1 || got[len(got)-1] != "word_count error=false stubbed=true 42" {
+		t.Errorf("the turn's results:\n%s", strings.Join(got, "\n"))
+	}
+	told = false
+	for n := range fake.Requests() {
+		for _, r := range fake.ToolResults(n) {
+			told = told || strings.Contains(r.Output, "text") && strings.Contains(r.Output, "string")
+		}
+	}
+	if !told && refused {
+		t.Errorf("the harness was not told the violation")
 	}
 }

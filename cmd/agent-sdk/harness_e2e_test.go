@@ -96,7 +96,7 @@ func TestHarnessSIGKILLWhileAwaitingApproval(t *testing.T) {
 	if status, body, _ := s.request(t, "POST", "/session/"+sid+"/approvals/"+callID, s.token, `{"approved":true}`); status != 409 {
 		t.Fatalf("approving the call of a dead harness: %d %v", status, body)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "made.txt")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, ".agent-sdk", "sessions", sid, "workspace", "made.txt")); err == nil {
 		t.Error("the command ran")
 	}
 }

@@ -74,3 +74,19 @@ func TestPermissionAnswers(t *testing.T) {
 		})
 	}
 }
+
+// Codex asks, under its own id, to run a tool of the agent's MCP server
+// (whose host gates the call itself): allowed once, no person asked,
+// nothing recorded of the harness's.
+func TestPermissionForTheAgentsOwnServer(t *testing.T) {
+	sink := &approvingSink{}
+	s := &stream{sink: sink, spec: harness.Spec{Name: "codex"}, ctx: context.Background(), calls: map[acp.ToolCallId]*harnessCall{}, live: true}
+	kind, title := acp.ToolKindOther, "Approve MCP tool call"
+	once := acp.PermissionOption{OptionId: "once", Kind: acp.PermissionOptionKindAllowOnce, Name: "Allow"}
+	resp := s.permission(context.Background(), acp.RequestPermissionRequest{Options: []acp.PermissionOption{once},
+		ToolCall: acp.ToolCallUpdate{ToolCallId: "mcp_tool_call_approval_call_1", Kind: &kind, Title: &title,
+			RawInput: map[string]any{"server_name": ServerName, "request": map[string]any{"message": `Allow the agent MCP server to run tool "deploy"?`}}}})
+	if resp.Outcome.Selected == nil || resp.Outcome.Selected.OptionId != "once" || sink.asked != 0 || len(sink.evs) != 0 {
+		t.Errorf("answered %+v, asked %d, events %v", resp.Outcome, sink.asked, sink.evs)
+	}
+}

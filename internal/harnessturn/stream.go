@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/internal/harness"
+	"github.com/agentsdk/agentsdk/internal/progress"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -66,6 +67,10 @@ type harnessCall struct {
 	// approval (Decision.Record).
 	record  func(tool.Output, time.Duration) error
 	started time.Time
+	// shown is the text of the call's content written as action.output
+	// while it ran (at most maxOutput bytes; capped once it went over).
+	shown  string
+	capped bool
 }
 
 // call returns the harness call of id, made on first sight.
@@ -175,7 +180,7 @@ func (c *harnessCall) describe(kind string, title *string, raw any, locs []acp.T
 // isAgentMCPCall reports whether a harness call is a call of the agent's
 // own MCP server, which the host records as it runs it: Claude titles it
 // mcp__agent__<tool>, Gemini's id is mcp_agent_<tool>__…, Codex's input
-// names the server.
+// names the server (server, or server_name in its approval request).
 func isAgentMCPCall(c *harnessCall) bool {
 	for _, s := range []string{c.title, string(c.toolID)} {
 		if strings.HasPrefix(s, "mcp__"+ServerName+"__") || strings.HasPrefix(s, "mcp_"+ServerName+"_") ||
@@ -185,8 +190,11 @@ func isAgentMCPCall(c *harnessCall) bool {
 	}
 	var in struct {
 		Server string `json:"server"`
+		// Codex's approval of an MCP call (an elicitation, its own id:
+		// mcp_tool_call_approval_<call>) names the server so.
+		ServerName string `json:"server_name"`
 	}
-	return len(c.input) > 0 && json.Unmarshal(c.input, &in) == nil && in.Server == ServerName
+	return len(c.input) > 0 && json.Unmarshal(c.input, &in) == nil && (in.Server == ServerName || in.ServerName == ServerName)
 }
 
 // progress announces a call once it says what it does, and records its
@@ -201,7 +209,46 @@ func (r *stream) progress(c *harnessCall, status acp.ToolCallStatus) {
 	}
 	if ends {
 		r.result(c, harnessOutput(c, status == acp.ToolCallStatusFailed))
+		return
 	}
+	r.output(c, c.announced && status == acp.ToolCallStatusInProgress)
+}
+
+// output writes as action.output what a running call's text content
+// shows that it did not before (a command's output as the harness streams
+// it), in the next batch of deltas: the new tail where the content grew,
+// the whole where it changed;
+// at most maxOutput bytes a call, the last record marked truncated. Not
+// running (before it starts: a description), the content is only noted.
+func (r *stream) output(c *harnessCall, running bool) {
+	if c.capped || c.done {
+		return
+	}
+	var b strings.Builder
+	for _, ct := range c.content {
+		if ct.Content != nil && ct.Content.Content.Text != nil {
+			b.WriteString(ct.Content.Content.Text.Text)
+		}
+	}
+	text := b.String()
+	if !running {
+		c.shown = text
+		return
+	}
+	next, found := strings.CutPrefix(text, c.shown)
+	if !found {
+		next = text
+	}
+	if next == "" {
+		return
+	}
+	if room := max(0, maxOutput-len(c.shown)); len(next) > room {
+		next = strings.ToValidUTF8(next[:room], "")
+		c.capped = true
+	}
+	c.shown = text
+	// Written with the text deltas, in batches.
+	r.delta(api.ActionOutput{CallID: c.id, Tool: ToolName(c.kind), Text: next, Truncated: c.capped})
 }
 
 // announce records a call on the stream: the answer before it, then
@@ -299,6 +346,7 @@ const (
 	maxTitle  = 4 << 10
 	maxInput  = 64 << 10
 	maxResult = 256 << 10
+	maxOutput = progress.OutputLimit // as a native call's live output
 )
 
 // clip is s cut to at most n bytes, at a character's start.
@@ -340,7 +388,8 @@ func (r *stream) flushText() {
 	r.steps++
 }
 
-// delta holds a text delta for the next write (r.mu held).
+// delta holds a text delta (or a running call's output) for the next
+// write (r.mu held).
 func (r *stream) delta(p api.Payload) {
 	r.deltas = append(r.deltas, p)
 	if r.flush == nil {
