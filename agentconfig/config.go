@@ -111,6 +111,10 @@ type Harness struct {
 	// switch_mode, other) or kind:glob over what it shows (the command,
 	// the file). Deny first, then allow; the rest is asked.
 	Permissions HarnessPermissions `yaml:"permissions"`
+	// HangTimeout is how long a prompted harness may send nothing (time it
+	// waits for a person or for the agent's own tools aside) before its
+	// turn fails as hung: "" for 30m, a negative duration never.
+	HangTimeout Duration `yaml:"hangTimeout"`
 }
 
 // HarnessPermissions is a harness's permissions policy.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentsdk/agentsdk/model/anthropic"
 )
@@ -163,7 +164,7 @@ func TestRuntime(t *testing.T) {
 		{"runtime: claude-code\n", ""},
 		{"runtime: native\n", ""},
 		{"runtime: mine\nharnesses:\n  mine: {command: /bin/mine, args: [--acp]}\n", ""},
-		{"harnesses:\n  codex: {model: gpt-5.4, permissions: {allow: [read], deny: [\"execute:rm*\"], always: [\"execute:go test*\"]}}\n", ""},
+		{"harnesses:\n  codex: {model: gpt-5.4, permissions: {allow: [read], deny: [\"execute:rm*\"], always: [\"execute:go test*\"]}, hangTimeout: 10m}\n", ""},
 		{"runtime: claud\n", `runtime "claud": want one of native, claude-code, codex, gemini`},
 		{"harnesses:\n  mine: {args: [--acp]}\n", "harnesses.mine: command is required"},
 	} {
@@ -178,7 +179,7 @@ func TestRuntime(t *testing.T) {
 			t.Errorf("%q: %v", c.yaml, err)
 		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
 			t.Errorf("%q: %v, want %q", c.yaml, err, c.err)
-		case c.err == "" && strings.Contains(c.yaml, "codex") && (cfg.Harnesses["codex"].Permissions.Deny[0] != "execute:rm*" || cfg.Harnesses["codex"].Permissions.Always[0] != "execute:go test*"):
+		case c.err == "" && strings.Contains(c.yaml, "codex") && (cfg.Harnesses["codex"].Permissions.Deny[0] != "execute:rm*" || cfg.Harnesses["codex"].Permissions.Always[0] != "execute:go test*" || time.Duration(cfg.Harnesses["codex"].HangTimeout) != 10*time.Minute):
 			t.Errorf("%q: %+v", c.yaml, cfg.Harnesses)
 		}
 	}

@@ -2,6 +2,7 @@ package agentmain
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/agentsdk/agentsdk/agentconfig"
 	"github.com/agentsdk/agentsdk/internal/harness"
@@ -17,7 +18,8 @@ func harnessSpecs(cfg agentconfig.Config) (map[string]harness.Spec, error) {
 	}
 	for name, c := range cfg.Harnesses {
 		s := harness.Spec{Name: name, Command: c.Command, Args: c.Args, Env: c.Env, Model: c.Model,
-			Permissions: harness.Permissions{Allow: c.Permissions.Allow, Ask: c.Permissions.Ask, Deny: c.Permissions.Deny, Always: c.Permissions.Always}}
+			Permissions: harness.Permissions{Allow: c.Permissions.Allow, Ask: c.Permissions.Ask, Deny: c.Permissions.Deny, Always: c.Permissions.Always},
+			HangTimeout: time.Duration(c.HangTimeout)}
 		if err := s.Check(); err != nil {
 			return nil, fmt.Errorf("agent.yaml: harnesses.%s: %w", name, err)
 		}

@@ -12,12 +12,12 @@ import (
 func TestHarnessSpecs(t *testing.T) {
 	specs, err := harnessSpecs(agentconfig.Config{Harnesses: map[string]agentconfig.Harness{
 		"codex": {Model: "gpt-5.4", Permissions: agentconfig.HarnessPermissions{Allow: []string{"read", "execute:go test*"}, Always: []string{"execute:go test*"}}},
-		"mine":  {Command: "/bin/mine", Args: []string{"--acp"}},
+		"mine":  {Command: "/bin/mine", Args: []string{"--acp"}, HangTimeout: agentconfig.Duration(-1)},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(specs) != 4 || specs["claude-code"].Name != "claude-code" || specs["codex"].Model != "gpt-5.4" || specs["mine"].Args[0] != "--acp" || specs["codex"].Permissions.Always[0] != "execute:go test*" {
+	if len(specs) != 4 || specs["claude-code"].Name != "claude-code" || specs["codex"].Model != "gpt-5.4" || specs["mine"].Args[0] != "--acp" || specs["codex"].Permissions.Always[0] != "execute:go test*" || specs["mine"].HangTimeout != -1 {
 		t.Errorf("specs %+v", specs)
 	}
 	for _, p := range []agentconfig.HarnessPermissions{{Deny: []string{"shell"}}, {Always: []string{"shell:ls"}}} {

@@ -83,6 +83,10 @@ type RunnerHarness struct {
 	// Permissions answers the harness's requests without a person where
 	// it can: ACP tool kinds, or kind:glob over the request's title.
 	Permissions HarnessPermissions `json:"permissions"`
+	// HangTimeoutMs is how long the prompted harness may send nothing
+	// before its turn fails as hung: 0 for the default (30 minutes),
+	// negative never.
+	HangTimeoutMs int64 `json:"hangTimeoutMs,omitempty"`
 }
 
 // HarnessPermissions is a harness's permissions policy (agent.yaml's

@@ -89,6 +89,7 @@ func (h *Host) harnessTurn(ctx context.Context, sess api.Session, turnID string)
 		Spec: spec, Workspace: ws, Home: h.harnessHome(sess.ID), MCP: servers,
 		Context: harnessturn.ReadContext(turnID, slices.Values(evs)),
 		Sink:    &harnessSink{h: h, sess: sess, turnID: turnID, ctx: ctx}, StartProcess: harnessturn.Contained(h.runsDir(), h.logger),
+		Busy:    func() bool { return h.harnessTurns.busy(sess.ID) },
 		Logger: h.logger.With("session", sess.ID, "turn", turnID),
 	})
 }
@@ -96,8 +97,35 @@ func (h *Host) harnessTurn(ctx context.Context, sess api.Session, turnID string)
 // harnessTurns are the harness turns this host runs, which the MCP
 // endpoint's harness tokens are good for.
 type harnessTurns struct {
-	mu  sync.Mutex
-	ids map[string]string // session → turn
+	mu    sync.Mutex
+	ids   map[string]string // session → turn
+	calls map[string]int    // session → its harness's calls of server tools in flight
+}
+
+// calling counts a harness's call of a server tool in the session's
+// turn until the returned func is called.
+func (t *harnessTurns) calling(sessionID string) (done func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.calls == nil {
+		t.calls = map[string]int{}
+	}
+	t.calls[sessionID]++
+	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.calls[sessionID]--; t.calls[sessionID] <= 0 {
+			delete(t.calls, sessionID)
+		}
+	}
+}
+
+// busy reports whether the session's harness waits on a call of a
+// server tool (not counted towards its hang timeout).
+func (t *harnessTurns) busy(sessionID string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.calls[sessionID] > 0
 }
 
 func (t *harnessTurns) add(sessionID, turnID string) {

@@ -20,6 +20,7 @@ import (
 // as they answer a native turn's call.
 func (h *Host) harnessServerCall(ctx context.Context, t *tool.Tool, tin *tool.Input, sess api.Session, in InTurn) (*api.Outcome, error) {
 	start := time.Now()
+	defer h.harnessTurns.calling(sess.ID)()
 	callID := tool.NewCallID(t.Name())
 	if err := h.emit(ctx, sess.ID, in.TurnID, api.ActionsRequested{Actions: []api.Action{{CallID: callID, ModelCallID: in.ModelCallID, Tool: t.Name(), Input: tin.JSON()}}}); err != nil {
 		return nil, err

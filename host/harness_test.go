@@ -380,3 +380,55 @@ func waitTurnEndOrParked(t *testing.T, h *host.Host, sessionID, turnID string) [
 	t.Fatalf("turn %s neither ended nor parked a call", turnID)
 	return nil
 }
+
+// A harness that hangs (sends nothing for its hang timeout) fails its
+// turn harness_failed, saying so with the tail of its stderr, and leaves
+// no process; while it waits for a person's decision it is not hung.
+func TestHarnessHangs(t *testing.T) {
+	fake := fakemodel.New()
+	t.Cleanup(fake.Close)
+	set, err := tool.NewSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hang = 300 * time.Millisecond
+	specs := map[string]harness.Spec{"stuck": harnesstest.Stuck(hang, false)}
+	asking := harnesstest.Stuck(hang, true)
+	asking.Name = "asking"
+	specs["asking"] = asking
+	h := startHost(t, memory.New(), set, fake.AnthropicURL(), host.Options{Harnesses: specs})
+	ctx := context.Background()
+
+	sess, turn, err := h.Sessions().Create(ctx, host.SessionOptions{Message: "go", Runtime: "stuck"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := waitTurnEnd(t, h, sess.ID, turn)
+	if f := turnFailure(t, evs, turn); f.Code != api.FailureHarness || !strings.Contains(f.Reason, "sent nothing for") || !strings.Contains(f.Reason, "stuck in a loop") {
+		t.Errorf("the hung turn: %+v", f)
+	}
+	waitGone(t, filepath.Join(filepath.Dir(h.Sessions().WorkspaceDir(sess.ID)), "harness-home"))
+
+	// Parked for a person for many hang timeouts, then approved: the
+	// harness is taken for hung only after that.
+	sess, turn, err = h.Sessions().Create(ctx, host.SessionOptions{Message: "go", Runtime: "asking"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parked := waitHarnessParked(t, h, sess.ID)
+	time.Sleep(5 * hang)
+	evs, err = h.Sessions().Events(ctx, sess.ID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(find(evs, api.KindTurnFailed)); n != 0 {
+		t.Fatalf("the turn failed while its harness waited for a person: %s", kinds(evs))
+	}
+	if _, err := h.Approvals().Resolve(ctx, parked.CallID, host.Decision{Approved: true, By: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	evs = waitTurnEnd(t, h, sess.ID, turn)
+	if f := turnFailure(t, evs, turn); f.Code != api.FailureHarness || !strings.Contains(f.Reason, "sent nothing for") {
+		t.Errorf("the turn hung after the approval: %+v", f)
+	}
+}

@@ -35,7 +35,8 @@ func (h *Host) runnerHarness(sess api.Session) *api.RunnerHarness {
 		return &api.RunnerHarness{Name: sess.Runtime} // the runner fails it, naming it
 	}
 	return &api.RunnerHarness{Name: spec.Name, Command: spec.Command, Args: spec.Args, Env: spec.Env, Model: spec.Model,
-		Permissions: api.HarnessPermissions{Allow: spec.Permissions.Allow, Ask: spec.Permissions.Ask, Deny: spec.Permissions.Deny, Always: spec.Permissions.Always}}
+		Permissions:   api.HarnessPermissions{Allow: spec.Permissions.Allow, Ask: spec.Permissions.Ask, Deny: spec.Permissions.Deny, Always: spec.Permissions.Always},
+		HangTimeoutMs: spec.HangTimeout.Milliseconds()}
 }
 
 // runnerExecutor is the executor lease of a harness call approved for the

@@ -55,6 +55,7 @@ const agentYAML = `# The agent's configuration, read at every build and start. E
 #      ask: [edit, execute]
 #      deny: ["execute:rm -rf*"]
 #      always: ["execute:go test*"]  # once allowed, answered "allow always": not asked again in its session
+#    hangTimeout: 30m        # silent this long (waits for a person or this agent's tools aside): the turn fails
 #  my-agent:                 # any other ACP agent
 #    command: /usr/local/bin/my-agent
 #    args: [--acp]

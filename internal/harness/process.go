@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,8 +38,23 @@ type Options struct {
 	// descendants) and returns the function that kills all of it; nil
 	// starts it in a process group of its own and kills the group.
 	StartProcess func(cmd *exec.Cmd) (kill func(), err error)
-	Logger       *slog.Logger
+	// HangTimeout is how long a prompted harness may send nothing before
+	// it is taken for hung, killed, and the prompt failed (*HangError):
+	// 0 for Spec.HangTimeout, or DefaultHangTimeout; negative never. Time
+	// the harness waits on us does not count: a permission request
+	// waiting for a person, and whatever Busy says.
+	HangTimeout time.Duration
+	// Busy, if set, reports whether the harness waits on the caller (its
+	// calls of the agent's own tools, which run outside the connection).
+	Busy   func() bool
+	Logger *slog.Logger
 }
+
+// DefaultHangTimeout is how long a prompted harness may send nothing
+// (no update, request or answer) before it is taken for hung: longer
+// than the harnesses' own limits on a command they run (Claude Code's
+// is 10 minutes at most).
+const DefaultHangTimeout = 30 * time.Minute
 
 // MCPServer is an MCP server over streamable HTTP handed to the harness.
 type MCPServer struct {
@@ -66,6 +83,12 @@ type Process struct {
 	waitErr error
 	caps    acp.AgentCapabilities
 	info    string // the agent's name and version, as it says
+
+	// heard is when the harness last sent something (Unix ns), or the
+	// last time it was found waiting on us; asking counts its permission
+	// requests not yet answered.
+	heard  atomic.Int64
+	asking atomic.Int32
 
 	mu      sync.Mutex
 	session acp.SessionId
@@ -128,7 +151,8 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 		p.waitErr = cmd.Wait()
 		close(p.exited)
 	}()
-	p.conn = acp.NewClientSideConnection(client{p}, stdin, stdout)
+	p.heard.Store(time.Now().UnixNano())
+	p.conn = acp.NewClientSideConnection(client{p}, stdin, heardReader{stdout, p})
 	p.conn.SetLogger(opts.Logger)
 	ictx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -341,18 +365,34 @@ func (p *Process) Prompt(ctx context.Context, text string) (acp.PromptResponse, 
 		r, err := p.conn.Prompt(pctx, acp.PromptRequest{SessionId: id, Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
 		done <- result{r, err}
 	}()
-	select {
-	case r := <-done:
-		if r.err != nil {
-			if p.exitsSoon() {
-				return r.r, p.exitError()
+	hang := p.hangTimeout()
+	var watch <-chan time.Time
+	if hang > 0 {
+		t := time.NewTicker(min(max(hang/10, 10*time.Millisecond), 10*time.Second))
+		defer t.Stop()
+		watch = t.C
+	}
+wait:
+	for {
+		select {
+		case r := <-done:
+			if r.err != nil {
+				if p.exitsSoon() {
+					return r.r, p.exitError()
+				}
+				return r.r, fmt.Errorf("prompting harness %s: %w", p.opts.Spec.Name, r.err)
 			}
-			return r.r, fmt.Errorf("prompting harness %s: %w", p.opts.Spec.Name, r.err)
+			return r.r, nil
+		case <-p.exited:
+			return acp.PromptResponse{}, p.exitError()
+		case <-watch:
+			if quiet := p.quiet(); quiet > hang {
+				p.Close()
+				return acp.PromptResponse{}, &HangError{Harness: p.opts.Spec.Name, Quiet: quiet.Round(time.Millisecond), Stderr: strings.TrimSpace(p.stderr.String())}
+			}
+		case <-ctx.Done():
+			break wait
 		}
-		return r.r, nil
-	case <-p.exited:
-		return acp.PromptResponse{}, p.exitError()
-	case <-ctx.Done():
 	}
 	_ = p.conn.Cancel(context.Background(), acp.CancelNotification{SessionId: id})
 	t := time.NewTimer(p.opts.Grace)
@@ -364,6 +404,64 @@ func (p *Process) Prompt(ctx context.Context, text string) (acp.PromptResponse, 
 	}
 	p.Close()
 	return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, ErrCancelled
+}
+
+// hangTimeout is the prompt's hang timeout: Options', else Spec's, else
+// DefaultHangTimeout; 0 for none.
+func (p *Process) hangTimeout() time.Duration {
+	d := p.opts.HangTimeout
+	if d == 0 {
+		d = p.opts.Spec.HangTimeout
+	}
+	switch {
+	case d == 0:
+		return DefaultHangTimeout
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+// quiet is how long the harness has sent nothing while not waiting on
+// us: waiting (a permission request unanswered, Busy), it is 0, and the
+// count starts again from now.
+func (p *Process) quiet() time.Duration {
+	now := time.Now()
+	if p.asking.Load() > 0 || p.opts.Busy != nil && p.opts.Busy() {
+		p.heard.Store(now.UnixNano())
+		return 0
+	}
+	return now.Sub(time.Unix(0, p.heard.Load()))
+}
+
+// HangError is a prompt failed because the harness sent nothing for
+// longer than its hang timeout: it was killed.
+type HangError struct {
+	Harness string
+	Quiet   time.Duration
+	Stderr  string // the tail of its stderr
+}
+
+func (e *HangError) Error() string {
+	msg := fmt.Sprintf("harness %s sent nothing for %s (its hang timeout) and was killed", e.Harness, e.Quiet)
+	if e.Stderr != "" {
+		msg += "; its stderr ends with:\n" + e.Stderr
+	}
+	return msg
+}
+
+// heardReader stamps the process's heard as the harness's output comes.
+type heardReader struct {
+	r io.Reader
+	p *Process
+}
+
+func (h heardReader) Read(b []byte) (int, error) {
+	n, err := h.r.Read(b)
+	if n > 0 {
+		h.p.heard.Store(time.Now().UnixNano())
+	}
+	return n, err
 }
 
 // Close kills the process and everything it started, and waits for it
@@ -435,6 +533,11 @@ func (c client) RequestPermission(ctx context.Context, r acp.RequestPermissionRe
 	if c.p.opts.Handler.Permission == nil {
 		return Reject(r), nil
 	}
+	c.p.asking.Add(1)
+	defer func() {
+		c.p.heard.Store(time.Now().UnixNano()) // answered: the count starts again
+		c.p.asking.Add(-1)
+	}()
 	return c.p.opts.Handler.Permission(ctx, r), nil
 }
 

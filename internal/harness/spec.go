@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Runtime names. Native is the host's own model loop; the others are
@@ -43,6 +44,10 @@ type Spec struct {
 	// Permissions answers the harness's permission requests without a
 	// person where it can.
 	Permissions Permissions
+	// HangTimeout is how long a prompted harness may send nothing before
+	// its turn fails as hung (Options.HangTimeout): 0 for
+	// DefaultHangTimeout, negative never.
+	HangTimeout time.Duration
 }
 
 // Permissions is a policy over a harness's permission requests, by ACP

@@ -61,6 +61,7 @@ type harnessCall struct {
 	content   []acp.ToolCallContent
 	output    any
 	ours      bool // a call of the agent's MCP server: its host records it
+	running   bool // ours, and not ended: the harness waits on the host
 	announced bool
 	done      bool // its result is recorded (or its decision recorded it)
 	// record records the result of a call a person approved, with its
@@ -125,6 +126,19 @@ func (r *stream) update(ctx context.Context, u acp.SessionUpdate) {
 		}
 		r.emit(p)
 	}
+}
+
+// busy reports whether the harness waits on one of its calls of the
+// agent's own tools (which run on the host, outside the connection).
+func (r *stream) busy() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.calls {
+		if c.ours && c.running {
+			return true
+		}
+	}
+	return false
 }
 
 // prompted marks the turn's prompt as sent: what the harness reports from
@@ -200,10 +214,11 @@ func isAgentMCPCall(c *harnessCall) bool {
 // progress announces a call once it says what it does, and records its
 // result when it ends.
 func (r *stream) progress(c *harnessCall, status acp.ToolCallStatus) {
+	ends := status == acp.ToolCallStatusCompleted || status == acp.ToolCallStatusFailed
 	if c.ours {
+		c.running = !ends
 		return
 	}
-	ends := status == acp.ToolCallStatusCompleted || status == acp.ToolCallStatusFailed
 	if !c.announced && (ends || status == acp.ToolCallStatusInProgress || c.input != nil) {
 		r.announce(c)
 	}

@@ -40,7 +40,11 @@ type Config struct {
 	Sink Sink
 	// StartProcess starts the harness's process (harness.Options).
 	StartProcess func(*exec.Cmd) (func(), error)
-	Logger       *slog.Logger
+	// Busy, if set, reports whether the harness waits on the caller (its
+	// calls of the agent's tools in flight), beside what its stream says:
+	// such time does not count towards its hang timeout.
+	Busy   func() bool
+	Logger *slog.Logger
 }
 
 // Failure is a harness turn's failure of the harness's own (it exited,
@@ -71,6 +75,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		Spec: spec, Workspace: cfg.Workspace, Home: cfg.Home, MCP: cfg.MCP, Logger: logger,
 		Handler:      harness.Handler{Update: s.update, Permission: s.permission},
 		StartProcess: cfg.StartProcess,
+		Busy:         func() bool { return s.busy() || cfg.Busy != nil && cfg.Busy() },
 	})
 	if err != nil {
 		return 0, failure(ctx, err)

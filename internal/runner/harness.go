@@ -29,7 +29,8 @@ func (t *turn) runHarness(ctx context.Context) (int, error) {
 	}
 	hc := c.Harness
 	spec := harness.Spec{Name: hc.Name, Command: hc.Command, Args: hc.Args, Env: hc.Env, Model: hc.Model,
-		Permissions: harness.Permissions{Allow: hc.Permissions.Allow, Ask: hc.Permissions.Ask, Deny: hc.Permissions.Deny, Always: hc.Permissions.Always}}
+		Permissions: harness.Permissions{Allow: hc.Permissions.Allow, Ask: hc.Permissions.Ask, Deny: hc.Permissions.Deny, Always: hc.Permissions.Always},
+		HangTimeout: time.Duration(hc.HangTimeoutMs) * time.Millisecond}
 	if err := spec.Check(); err != nil {
 		return 0, &harnessturn.Failure{Err: err}
 	}
