@@ -89,7 +89,7 @@ func (h *Host) harnessTurn(ctx context.Context, sess api.Session, turnID string)
 		Spec: spec, Workspace: ws, Home: h.harnessHome(sess.ID), MCP: servers,
 		Context: harnessturn.ReadContext(turnID, slices.Values(evs)),
 		Sink:    &harnessSink{h: h, sess: sess, turnID: turnID, ctx: ctx}, StartProcess: harnessturn.Contained(h.runsDir(), h.logger),
-		Busy:    func() bool { return h.harnessTurns.busy(sess.ID) },
+		Busy:   func() bool { return h.harnessTurns.busy(sess.ID) },
 		Logger: h.logger.With("session", sess.ID, "turn", turnID),
 	})
 }
