@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -184,7 +183,7 @@ func (r remoteCall) run(ctx context.Context, c *client.Client) error {
 		return toolError(out.IsError)
 	}
 	id := pending.CallID
-	fmt.Fprintf(os.Stderr, "call %s is waiting for approval:\n  agent-sdk approve %s --url %s\n  agent-sdk deny %s --reason \"…\" --url %s\n", id, id, r.url, id, r.url)
+	command.PrintParked(os.Stderr, id, r.url)
 	if r.noWait {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetEscapeHTML(false)
