@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentsdk/agentsdk/client"
 	"github.com/agentsdk/agentsdk/internal/fakemodel"
 	"github.com/agentsdk/agentsdk/internal/npmtest"
 )
@@ -79,7 +80,7 @@ func readmeCommands(readme string) []readmeCommand {
 // command starts with.
 type commandRule struct {
 	prefix string
-	do     string // run, park (park a gated call, then run), parked (run, read the lines of a parked call, approve it as they say), eval (the model answers the eval's case, then run), serve (in the background, until the next serve or the test's end), serve-talk (serve, then a turn through it), check-serve (start, then stop), cd, init, set (VAR=…), npm, skip, skip-block (this and the rest of its block)
+	do     string // run, park (park a gated call, then run), follow (run until it printed a turn's end, then interrupt it), cancel (a turn running, then run), parked (run, read the lines of a parked call, approve it as they say), eval (the model answers the eval's case, then run), serve (in the background, until the next serve or the test's end), serve-talk (serve, then a turn through it), check-serve (start, then stop), cd, init, set (VAR=…), npm, skip, skip-block (this and the rest of its block)
 	why    string // for skip: why it cannot run here
 	// bind is a regexp whose first group, in what the command printed (or
 	// a variable set), is what example stands for in the README's later
@@ -114,9 +115,9 @@ var readmeRules = []commandRule{
 	{prefix: "agent-sdk send new", do: "run"},
 	{prefix: "agent-sdk send sess_…", do: "run"},
 	{prefix: "agent-sdk sessions --url", do: "run"},
-	{prefix: "agent-sdk events sess_…", do: "skip", why: "follows the live stream until interrupted (cmd/agent-sdk's TestRemoteGolden runs it)"},
+	{prefix: "agent-sdk events sess_…", do: "follow"},
 	{prefix: "agent-sdk compact sess_…", do: "run"},
-	{prefix: "agent-sdk cancel sess_…", do: "skip", why: "needs a running turn (cmd/agent-sdk's cancel tests)"},
+	{prefix: "agent-sdk cancel sess_…", do: "cancel"},
 	{prefix: "agent-sdk usage --url", do: "run"},
 	{prefix: "agent-sdk approvals --url", do: "run"},
 	{prefix: "agent-sdk approve tool_promote_build_…", do: "park"},
@@ -188,6 +189,7 @@ func TestREADMECommands(t *testing.T) {
 	dir := repo
 	session := ""
 	var serving *readmeServe        // the serve command running now
+	token := ""                     // its token
 	examples := map[string]string{} // a README example → what it stands for here
 	actual := func(s string) string {
 		for ex, v := range examples {
@@ -249,6 +251,22 @@ func TestREADMECommands(t *testing.T) {
 			}
 			text = strings.ReplaceAll(text, "tool_promote_build_…", parked.CallID)
 			rule.do = "run"
+		case "cancel": // a turn to cancel: the model holds its answer
+			waitIdle(t, url, token, session)
+			hold := make(chan struct{})
+			fake.Push(fakemodel.Reply{Text: []string{"Done at last."}, Until: hold})
+			asked := len(fake.Requests())
+			send := `agent-sdk send ` + session + ` "Take your time." --url ` + url
+			mustRun(t, c, send, runReadme(t, dir, env, send))
+			for deadline := time.Now().Add(2 * time.Minute); len(fake.Requests()) == asked; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) { // the turn is in its model call
+					t.Fatalf("README.md:%d: the turn %s started did not call the model", c.line, send)
+				}
+			}
+			mustRun(t, c, text, runReadme(t, dir, env, text))
+			close(hold)
+			waitIdle(t, url, token, session) // the turn ended, cancelled
+			continue
 		case "eval": // the model of the eval's case: it looks Paris up, then answers
 			fake.Push(fakemodel.Reply{Calls: []fakemodel.Call{{ID: "c1", Name: "lookup", Input: `{"city":"Paris"}`}}},
 				fakemodel.Reply{Text: []string{"It is sunny in Paris."}})
@@ -291,7 +309,8 @@ func TestREADMECommands(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			setEnv("TOKEN", strings.TrimSpace(string(tok)))
+			token = strings.TrimSpace(string(tok))
+			setEnv("TOKEN", token)
 			if rule.do == "serve-talk" { // "talk to it": a turn, recorded or replayed
 				talk := `agent-sdk send new "Inspect https://github.com/acme/checkout/pull/42" --url ` + url + ` --follow`
 				mustRun(t, c, talk, runReadme(t, dir, env, talk))
@@ -307,6 +326,8 @@ func TestREADMECommands(t *testing.T) {
 			})
 		case "parked":
 			runParked(t, dir, env, c, text, sample)
+		case "follow":
+			runFollow(t, dir, env, c, text)
 		case "run":
 			r := runReadme(t, dir, env, text)
 			bind(c, rule, r.all())
@@ -515,6 +536,59 @@ func mustRun(t *testing.T, c readmeCommand, text string, r readmeRun) {
 	t.Helper()
 	if r.err != nil {
 		t.Fatalf("README.md:%d: %s\n%v\nstdout:\n%s\nstderr:\n%s", c.line, text, r.err, r.stdout, r.stderr)
+	}
+}
+
+// waitIdle waits until the session has no running turn.
+func waitIdle(t *testing.T, url, token, session string) {
+	t.Helper()
+	c, err := client.New(url, token, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		s, err := c.Session(context.Background(), session)
+		if err == nil && s.RunningTurn == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s still runs a turn (%v)", session, err)
+		}
+	}
+}
+
+// runFollow runs a command that follows a session's stream until
+// interrupted: it must print the end of a turn, and stop on Ctrl-C.
+func runFollow(t *testing.T, dir string, env []string, c readmeCommand, text string) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", "exec "+text)
+	cmd.Dir, cmd.Env = dir, env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var printed strings.Builder
+	sc := bufio.NewScanner(pipe)
+	for sc.Scan() {
+		printed.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "turn completed") {
+			break
+		}
+	}
+	if !strings.Contains(printed.String(), "turn completed") {
+		t.Fatalf("README.md:%d: %s printed no turn's end:\n%s\nstderr:\n%s", c.line, c.text, printed.String(), stderr.String())
+	}
+	cmd.Process.Signal(os.Interrupt) // Ctrl-C
+	for sc.Scan() {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("README.md:%d: %s, interrupted: %v\nstderr:\n%s", c.line, c.text, err, stderr.String())
 	}
 }
 
