@@ -79,9 +79,10 @@ func mainCall(ctx context.Context, set *tool.Set, args []string, stdio Stdio, o 
 	defer waitTurns(ctx, h, stdio.Err)
 	var pending *host.ApprovalPendingError
 	if errors.As(err, &pending) {
-		url := serveURL()
-		fmt.Fprintf(stdio.Err, "call %s of %s is waiting for approval. Answer it against the serve host of this agent (agent-sdk serve; at its default address):\n  agent-sdk approve %s --url %s\n  agent-sdk deny %s --reason \"…\" --url %s\n",
-			pending.CallID, name, pending.CallID, url, pending.CallID, url)
+		// The lines call --url prints, against the serve host of this
+		// agent (which shares this store) at its default address.
+		command.PrintParked(stdio.Err, pending.CallID, serveURL())
+		fmt.Fprintln(stdio.Err, "  (through this agent's serve host, agent-sdk serve, which shares this call's store)")
 		if *noWait {
 			command.PrintJSON(stdio.Out, callParked{OK: true, Status: api.CallAwaitingApproval, CallID: pending.CallID})
 			return command.ExitOK

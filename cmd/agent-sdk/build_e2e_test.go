@@ -81,8 +81,13 @@ func TestBuildTraps(t *testing.T) {
 		{"a tool defined in agent/lib", func() {
 			write("agent/lib/lib.go", "package lib\n\nimport \"github.com/agentsdk/agentsdk/tool\"\n\nvar _ = tool.DefineScript(tool.Config{Description: \"x\"}, \"#!/bin/sh\\n\")\n")
 		}, ".", []string{"build", "--dir", "."}, 3, []string{`agent/lib/lib.go:5: tool.DefineScript outside agent/tools would add a tool named "lib" (after the file) to the agent; define tools in agent/tools`}},
-		{"an unknown agent.yaml key", func() {
+		{"a tool defined in a module package a tool imports", func() {
 			write("agent/lib/lib.go", string(lib))
+			write("internal/x/x.go", "package x\n\nimport \"github.com/agentsdk/agentsdk/tool\"\n\nvar _ = tool.DefineScript(tool.Config{Description: \"x\"}, \"#!/bin/sh\\n\")\n")
+			write("agent/tools/usex.go", "package tools\n\nimport _ \"traps/internal/x\"\n\nimport \"github.com/agentsdk/agentsdk/tool\"\n\nvar _ = tool.DefineScript(tool.Config{Description: \"y\"}, \"#!/bin/sh\\n\")\n")
+		}, ".", []string{"build", "--dir", "."}, 3, []string{`internal/x/x.go:5: tool.DefineScript outside agent/tools would add a tool named "x" (after the file) to the agent (the agent links traps/internal/x); define tools in agent/tools`}},
+		{"an unknown agent.yaml key", func() {
+			os.Remove(filepath.Join(dir, "agent", "tools", "usex.go"))
 			write("agent/agent.yaml", "model:\n  provider: anthropic\n  nmae: claude-sonnet-4-5\n")
 		}, ".", []string{"build", "--dir", "."}, 2, []string{`agent.yaml: line 3: unknown key "nmae" under model (did you mean "name"?); the keys of model are: apiKey, baseURL, contextWindow, maxTokens, name, provider, reasoningEffort, thinking`}},
 		{"--dir agent/tools", func() { os.Remove(filepath.Join(dir, "agent", "agent.yaml")) }, ".", []string{"call", "hello", "--dir", "agent/tools", "--input", "{}"}, 2,

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -49,7 +48,9 @@ how to approve or deny it,
     agent-sdk deny tool_promote_build_… --reason "…" --url http://127.0.0.1:3000/quickstart
 
 and waits for the decision (--no-wait returns at once, exit 0, with
-{"status":"approval_pending","callId":…}).
+{"status":"approval_pending","callId":…}). Without --url the lines name the
+serve host of the agent at its default address, which shares the call's
+store and decides it.
 
 Exit status: 0 the call succeeded; 1 its result is an error (isError); 2 usage
 error, unknown tool, invalid input or a refused call; 3 the call could not be
@@ -184,7 +185,7 @@ func (r remoteCall) run(ctx context.Context, c *client.Client) error {
 		return toolError(out.IsError)
 	}
 	id := pending.CallID
-	fmt.Fprintf(os.Stderr, "call %s is waiting for approval:\n  agent-sdk approve %s --url %s\n  agent-sdk deny %s --reason \"…\" --url %s\n", id, id, r.url, id, r.url)
+	command.PrintParked(os.Stderr, id, r.url)
 	if r.noWait {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetEscapeHTML(false)

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentsdk/agentsdk/internal/fakemodel"
 )
@@ -27,11 +28,34 @@ func waitLine(sc *bufio.Scanner, re *regexp.Regexp) ([]string, string) {
 	return nil, seen.String()
 }
 
+// parkedWithin is how soon agent-sdk call must say that a call waits for
+// approval: generous for a loaded two-core machine, and well under the 30 s
+// a direct call used to wait silently for its decision.
+const parkedWithin = 10 * time.Second
+
+// runPrinted runs a command agent-sdk printed (agent-sdk and its
+// arguments, none quoted) with the CLI under test, the host at url
+// standing for the one it names when url is not "".
+func runPrinted(t *testing.T, dir, line, url string) result {
+	t.Helper()
+	args := strings.Fields(line)
+	if len(args) < 2 || args[0] != "agent-sdk" {
+		t.Fatalf("not an agent-sdk command: %q", line)
+	}
+	for i := range args {
+		if url != "" && i > 0 && args[i-1] == "--url" {
+			args[i] = url
+		}
+	}
+	return run(t, dir, "", args[1:]...)
+}
+
 // agent-sdk call --url of a gated call says at once that it waits, with
 // the commands that decide it, though the host would hold the request for
-// an hour (--approval-wait 1h): without that, the line would come after
-// the hour, and the test's timeout would fail it. Then it waits, and
-// prints the outcome once the call is approved.
+// an hour (--approval-wait 1h): the approve line it prints, run as
+// printed, ends the call it waits for, which could not be if the line came
+// only after the call's wait. Then call prints the outcome once the call
+// is approved.
 func TestCallParkedSaysAtOnce(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "gated")
 	if err := newAgent(dir); err != nil {
@@ -50,34 +74,47 @@ func TestCallParkedSaysAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	exited := make(chan error, 1)
 	sc := bufio.NewScanner(pipe)
 	head, seen := waitLine(sc, regexp.MustCompile(`^call (tool_promote_\S+) is waiting for approval:$`))
 	if head == nil {
 		t.Fatalf("call ended without saying it waits:\n%s", seen)
 	}
+	latency := time.Since(start)
+	t.Logf("call printed that the call waits %v after it started", latency)
+	if latency > parkedWithin {
+		t.Errorf("call said the call waits only %v after it started, not at once (within %v)", latency, parkedWithin)
+	}
 	id := head[1]
-	for _, want := range []string{
-		"  agent-sdk approve " + id + " --url " + url,
-		`  agent-sdk deny ` + id + ` --reason "…" --url ` + url,
-	} {
-		if !sc.Scan() || sc.Text() != want {
-			t.Fatalf("after %q: %q, want %q", head[0], sc.Text(), want)
+	approve, deny := "agent-sdk approve "+id+" --url "+url, `agent-sdk deny `+id+` --reason "…" --url `+url
+	for _, want := range []string{approve, deny} {
+		if !sc.Scan() || sc.Text() != "  "+want {
+			t.Fatalf("after %q: %q, want %q", head[0], sc.Text(), "  "+want)
 		}
 	}
+	go func() {
+		for sc.Scan() { // the rest of stderr, until call exits
+		}
+		exited <- cmd.Wait()
+	}()
 	// The call is parked, and call still waits for it.
 	if r := run(t, dir, "", "approvals", "--url", url); !strings.Contains(r.stdout, id+"  promote  pending  direct call") {
 		t.Fatalf("approvals while call waits: %+v", r)
 	}
-	if r := run(t, dir, "", "approve", id, "--url", url); r.code != 0 {
-		t.Fatalf("approve: %+v", r)
+	select {
+	case err := <-exited:
+		t.Fatalf("call exited before the decision: %v\n%s", err, stdout.String())
+	default:
 	}
-	for sc.Scan() { // the rest of stderr, until call exits
+	if r := runPrinted(t, dir, approve, ""); r.code != 0 {
+		t.Fatalf("%s: %+v", approve, r)
 	}
-	if err := cmd.Wait(); err != nil {
+	if err := <-exited; err != nil {
 		t.Fatalf("call after approval: %v\n%s", err, stdout.String())
 	}
 	// An approved call prints the outcome a call that ran prints.
@@ -89,6 +126,81 @@ func TestCallParkedSaysAtOnce(t *testing.T) {
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || !out.OK || out.ToolName != "promote" || out.CallID != id || out.Result["promoted"] != "api" || out.Result["to"] != "production" {
 		t.Errorf("call's outcome: %v\n%s", err, stdout.String())
+	}
+}
+
+// agent-sdk call --dir (no host: the agent's binary runs the call on the
+// serve host's store) of a gated call says at once that it waits, in the
+// lines call --url prints (README.md's sample), naming the serve host at
+// its default address; the deny line it prints, run against this agent's
+// serve host, ends the call it waits for with the denial.
+func TestCallDirParked(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "myagent")
+	if err := newAgent(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agent", "tools", "promote.go"), []byte(gatedTools["promote.go"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, dir) // builds the agent, and decides what the call parks
+	url := strings.TrimSuffix(s.base, "/v1")
+
+	cmd := exec.Command(cliBin, "call", "promote", "--dir", dir, "--input", `{"service":"api","environment":"production"}`)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sc := bufio.NewScanner(pipe)
+	head, seen := waitLine(sc, regexp.MustCompile(`^call (tool_promote_\S+) is waiting for approval:$`))
+	if head == nil {
+		t.Fatalf("call ended without saying it waits:\n%s", seen)
+	}
+	latency := time.Since(start)
+	t.Logf("call --dir (agent built already) printed that the call waits %v after it started", latency)
+	if latency > parkedWithin {
+		t.Errorf("call said the call waits only %v after it started, not at once (within %v)", latency, parkedWithin)
+	}
+	id, defaultURL := head[1], "http://127.0.0.1:3000/myagent"
+	deny := `agent-sdk deny ` + id + ` --reason "…" --url ` + defaultURL
+	for _, want := range []string{
+		"  agent-sdk approve " + id + " --url " + defaultURL,
+		"  " + deny,
+		"  (through this agent's serve host, agent-sdk serve, which shares this call's store)",
+	} {
+		if !sc.Scan() || sc.Text() != want {
+			t.Fatalf("after %q: %q, want %q", head[0], sc.Text(), want)
+		}
+	}
+	exited := make(chan error, 1)
+	go func() {
+		for sc.Scan() {
+		}
+		exited <- cmd.Wait()
+	}()
+	if r := run(t, dir, "", "approvals", "--url", url); !strings.Contains(r.stdout, id+"  promote  pending  direct call") {
+		t.Fatalf("the serve host's approvals while call --dir waits: %+v", r)
+	}
+	if r := runPrinted(t, dir, deny, url); r.code != 0 {
+		t.Fatalf("%s: %+v", deny, r)
+	}
+	if err := <-exited; err == nil || cmd.ProcessState.ExitCode() != 1 {
+		t.Errorf("call after the denial: %v, want exit 1 (its result an error)\n%s", err, stdout.String())
+	}
+	var out struct {
+		CallID  string `json:"callId"`
+		Status  string `json:"status"`
+		IsError bool   `json:"isError"`
+		Result  string `json:"result"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || out.CallID != id || !out.IsError || !strings.Contains(out.Result, "denied") {
+		t.Errorf("call's outcome after the denial: %v\n%s", err, stdout.String())
 	}
 }
 

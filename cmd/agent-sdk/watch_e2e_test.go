@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentsdk/agentsdk/api"
+	"github.com/agentsdk/agentsdk/client"
 	"github.com/agentsdk/agentsdk/internal/fakemodel"
 )
 
@@ -55,11 +57,29 @@ var _ = tool.Define(tool.Config{Description: "Hold until released."}, func(ctx c
 })
 `
 
+// beatSchedule runs every 2 s and does nothing: the test watches its runs.
+const beatSchedule = `package schedules
+
+import (
+	"context"
+
+	"github.com/agentsdk/agentsdk/schedule"
+)
+
+var _ = schedule.Define(schedule.Config{
+	Description: "Beat every 2 s.",
+	Cron:        "*/2 * * * * *",
+	Run:         func(ctx context.Context, r *schedule.Run) error { return nil },
+})
+`
+
 // serve --watch: an edit of a tool while a session exists and a call is
 // parked swaps in a host of the new build on the same port; the session
 // and the parked call are there, and the new host runs the call once it
 // is approved; a model turn running on the old host finishes there
-// (its events reach a stream on the new host). A broken edit is reported and the host keeps serving the
+// (its events reach a stream on the new host); a schedule that fired on
+// the old host is listed by the new one with its runs so far, fires
+// there, and runs there by hand. A broken edit is reported and the host keeps serving the
 // last build; a change that leaves the binary the same swaps nothing,
 // unless it is of a file the host reads (agent.yaml).
 // SIGTERM stops the watcher and its host.
@@ -78,6 +98,12 @@ func TestServeWatch(t *testing.T) {
 	write("promote.go", gatedTools["promote.go"])
 	write("version.go", strings.Replace(versionTool, "VERSION", "v1", 1))
 	write("hold.go", holdTool)
+	if err := os.MkdirAll(filepath.Join(dir, "agent", "schedules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agent", "schedules", "beat.go"), []byte(beatSchedule), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "agent", "agent.yaml"), []byte("model:\n  provider: anthropic\n  name: fake\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +138,36 @@ func TestServeWatch(t *testing.T) {
 	if got := version(); got != "v1" {
 		t.Fatalf("version before the edit: %q\n%s", got, s.logs())
 	}
+	c, err := client.New(strings.TrimSuffix(s.base, "/v1"), s.token, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// beatRuns are the schedule's runs the host lists, by whom they were
+	// run (a host's lease holder); nil when it lists no beat.
+	beatRuns := func() []api.ScheduleRun {
+		list, err := c.Schedules(t.Context())
+		if err != nil {
+			return nil
+		}
+		for _, sc := range list {
+			if sc.Name == "beat" && sc.NextRun != nil {
+				return sc.LastRuns
+			}
+		}
+		return nil
+	}
+	// ranBy finds a completed run of beat, by hand or not, by a host
+	// other than notBy.
+	ranBy := func(runs []api.ScheduleRun, manual bool, notBy string) *api.ScheduleRun {
+		for i, r := range runs {
+			if r.Status == api.RunCompleted && r.Manual == manual && r.Host != notBy {
+				return &runs[i]
+			}
+		}
+		return nil
+	}
+	var fired *api.ScheduleRun // a run of beat on the first host
+	watchWait(t, s, func() bool { fired = ranBy(beatRuns(), false, ""); return fired != nil })
 	_, v, _ := s.request(t, "POST", "/session", s.token, `{"message":"hold on"}`)
 	sess, _ := v["sessionId"].(string)
 	watchWait(t, s, func() bool { _, err := os.Stat(filepath.Join(state, "held")); return err == nil }) // the turn runs on the first host
@@ -147,6 +203,23 @@ func TestServeWatch(t *testing.T) {
 	if !strings.Contains(s.logs(), "waiting for the running turns to end before exiting") {
 		t.Errorf("the old host did not say it waits for its turn:\n%s", s.logs())
 	}
+
+	// The schedule: listed by the new host with the run it had before the
+	// edit (or, past the runs listed, runs since), it fires there, and
+	// runs there by hand (once no tick's run holds it).
+	if runs := beatRuns(); runs == nil || ranBy(runs, false, "") == nil {
+		t.Fatalf("beat after the swap: %+v", runs)
+	}
+	watchWait(t, s, func() bool { return ranBy(beatRuns(), false, fired.Host) != nil })
+	var byHand api.ScheduleRun
+	watchWait(t, s, func() bool {
+		byHand, err = c.RunSchedule(t.Context(), "beat")
+		return err == nil
+	})
+	if byHand.Host == fired.Host {
+		t.Errorf("beat run by hand after the swap on the old host %s", byHand.Host)
+	}
+	watchWait(t, s, func() bool { r := ranBy(beatRuns(), true, fired.Host); return r != nil && r.ID == byHand.ID })
 
 	// A broken edit: the build error, and the last build keeps answering.
 	write("version.go", strings.Replace(versionTool, `"VERSION", nil`, `"v3" nil`, 1))

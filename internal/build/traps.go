@@ -1,6 +1,7 @@
 package build
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	gobuild "go/build"
@@ -9,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -107,8 +109,9 @@ func (d definer) restrictedWarning(rel, name string, built bool) string {
 }
 
 // checkElsewhere refuses definitions outside their directory: anywhere
-// under agent/ (agent/lib, agent/channels, …) a package the agent
-// imports registers what it defines, named after its file, so a
+// under agent/ (agent/lib, agent/channels, …), and in every package of the
+// agent's module that the agent links (internal/x, imported by a tool), a
+// package registers what it defines, named after its file, so a
 // tool.Define in agent/lib/lib.go would add a tool named lib.
 func (a *Agent) checkElsewhere() ([]string, error) {
 	root := filepath.Join(a.Dir, "agent")
@@ -138,33 +141,125 @@ func (a *Agent) checkElsewhere() ([]string, error) {
 		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
 			return nil
 		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
-		if err != nil || !importsDefiner(f.Imports) {
-			return nil // a file that does not parse fails the build, saying where
-		}
-		if f, err = parser.ParseFile(fset, path, nil, parser.SkipObjectResolution); err != nil {
-			return nil
-		}
-		for _, d := range []definer{tools, channels, schedules} {
-			if filepath.Dir(path) == filepath.Join(root, d.dir) {
-				continue
-			}
-			for _, c := range d.calls(fset, f) {
-				fix := ""
-				if d.what == "tool" {
-					fix = "; tool.New makes a tool that is not registered"
-				}
-				problems = append(problems, fmt.Sprintf("%s:%d: %s outside agent/%s would add a %s named %q (after the file) to the agent; define %ss in agent/%s, one per file, and keep shared code in agent/lib%s",
-					a.rel(path), c.line, c.fn, d.dir, d.what, strings.TrimSuffix(name, ".go"), d.what, d.dir, fix))
-			}
-		}
+		problems = append(problems, a.definedElsewhere(path, "")...)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("checking %s: %w", root, err)
 	}
+	linked, err := a.linkedOutside()
+	if err != nil {
+		return nil, err
+	}
+	for _, pkg := range linked {
+		entries, err := os.ReadDir(pkg.dir)
+		if err != nil {
+			return nil, fmt.Errorf("checking %s: %w", pkg.dir, err)
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || !matchFile(pkg.dir, name) {
+				continue
+			}
+			problems = append(problems, a.definedElsewhere(filepath.Join(pkg.dir, name), pkg.path)...)
+		}
+	}
 	return problems, nil
+}
+
+// definedElsewhere returns a problem for each definition in the file at
+// path, which is not in its definer's directory unless that is under
+// agent/; linked is the file's import path when the file is outside
+// agent/, in a package of the module the agent links.
+func (a *Agent) definedElsewhere(path, linked string) []string {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+	if err != nil || !importsDefiner(f.Imports) {
+		return nil // a file that does not parse fails the build, saying where
+	}
+	if f, err = parser.ParseFile(fset, path, nil, parser.SkipObjectResolution); err != nil {
+		return nil
+	}
+	name := filepath.Base(path)
+	var problems []string
+	for _, d := range []definer{tools, channels, schedules} {
+		if filepath.Dir(path) == filepath.Join(a.Dir, "agent", d.dir) {
+			continue
+		}
+		where := ""
+		if linked != "" {
+			where = fmt.Sprintf(" (the agent links %s)", linked)
+		}
+		fix := ""
+		if d.what == "tool" {
+			fix = "; tool.New makes a tool that is not registered"
+		}
+		for _, c := range d.calls(fset, f) {
+			problems = append(problems, fmt.Sprintf("%s:%d: %s outside agent/%s would add a %s named %q (after the file) to the agent%s; define %ss in agent/%s, one per file, and keep shared code in agent/lib%s",
+				a.rel(path), c.line, c.fn, d.dir, d.what, strings.TrimSuffix(name, ".go"), where, d.what, d.dir, fix))
+		}
+	}
+	return problems
+}
+
+// A modulePackage is a package of the agent's module: its import path and
+// its directory.
+type modulePackage struct{ path, dir string }
+
+// linkedOutside returns the packages of the agent's module outside agent/
+// that the agent links: those agent/tools, agent/channels and
+// agent/schedules import, and those they import, in import path order.
+// It reads the imports of the files this build compiles; an import that
+// is not in the module, or has no directory there, is left to go build.
+func (a *Agent) linkedOutside() ([]modulePackage, error) {
+	agentDir := filepath.Join(a.Dir, "agent") + string(filepath.Separator)
+	seen := map[string]bool{}
+	var queue []string // directories whose imports are yet to be read
+	for _, d := range []definer{tools, channels, schedules} {
+		dir := filepath.Join(a.Dir, "agent", d.dir)
+		seen[dir] = true
+		queue = append(queue, dir)
+	}
+	var linked []modulePackage
+	for len(queue) > 0 {
+		dir := queue[0]
+		queue = queue[1:]
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return nil, fmt.Errorf("reading the imports of %s: %w", dir, err)
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || !matchFile(dir, name) {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, name), nil, parser.ImportsOnly)
+			if err != nil {
+				continue // go build says where
+			}
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				rel, ok := strings.CutPrefix(p, a.ModulePath+"/")
+				if !ok {
+					continue
+				}
+				pdir := filepath.Join(a.ModuleRoot, filepath.FromSlash(rel))
+				if seen[pdir] || !isDir(pdir) {
+					continue
+				}
+				seen[pdir] = true
+				queue = append(queue, pdir)
+				if !strings.HasPrefix(pdir, agentDir) { // agent/ is walked whole
+					linked = append(linked, modulePackage{p, pdir})
+				}
+			}
+		}
+	}
+	sort.Slice(linked, func(i, j int) bool { return linked[i].path < linked[j].path })
+	return linked, nil
 }
 
 // importsDefiner reports whether a file imports the SDK's tool, channel

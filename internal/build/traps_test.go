@@ -92,6 +92,16 @@ func TestCheckRefusesDefinitionsElsewhere(t *testing.T) {
 			[]string{`agent/channels/github.go:10: tool.Define outside agent/tools would add a tool named "github"`}},
 		{"a schedule in agent/lib", map[string]string{"hello.go": oneTool, "../lib/cron.go": strings.Replace(oneSchedule, "package schedules", "package lib", 1)},
 			[]string{`agent/lib/cron.go:5: schedule.Define outside agent/schedules would add a schedule named "cron"`}},
+		{"a tool in a module package a tool imports", map[string]string{"hello.go": importing(oneTool, "example.com/a/internal/x"), "../../internal/x/x.go": strings.Replace(oneTool, "package tools", "package x", 1)},
+			[]string{`internal/x/x.go:5: tool.Define outside agent/tools would add a tool named "x" (after the file) to the agent (the agent links example.com/a/internal/x); define tools in agent/tools, one per file`}},
+		{"a schedule two imports away, through agent/lib", map[string]string{
+			"hello.go":               importing(oneTool, "example.com/a/agent/lib"),
+			"../lib/lib.go":          importing("package lib\n", "example.com/a/pkg/a"),
+			"../../pkg/a/a.go":       importing("package a\n", "example.com/a/pkg/b"),
+			"../../pkg/b/nightly.go": strings.Replace(oneSchedule, "package schedules", "package b", 1),
+		}, []string{`pkg/b/nightly.go:5: schedule.Define outside agent/schedules would add a schedule named "nightly" (after the file) to the agent (the agent links example.com/a/pkg/b)`}},
+		{"a tool in a package a channel imports", map[string]string{"hello.go": oneTool, "../channels/github.go": importing(oneChannel, "example.com/a/internal/hooks"), "../../internal/hooks/hooks.go": strings.Replace(oneTool, "package tools", "package hooks", 1)},
+			[]string{`internal/hooks/hooks.go:5: tool.Define outside agent/tools would add a tool named "hooks"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,10 +123,17 @@ func TestCheckRefusesDefinitionsElsewhere(t *testing.T) {
 	}
 	// Shared code that makes tools with tool.New, and tests, are fine.
 	ok := map[string]string{
-		"hello.go":          oneTool,
+		"hello.go":          importing(oneTool, "example.com/a/agent/lib"),
 		"../lib/lib.go":     "package lib\nimport \"github.com/agentsdk/agentsdk/tool\"\nvar T, _ = tool.New(\"t\", tool.Config{}, handle)\n",
 		"../lib/x_test.go":  strings.Replace(oneTool, "package tools", "package lib", 1),
 		"../lib/testdata/a": "",
+		// A package of the module the agent does not link adds nothing;
+		// nor does one only a test imports, or one this system leaves out.
+		"../../internal/unused/u.go":  strings.Replace(oneTool, "package tools", "package unused", 1),
+		"hello_test.go":               importing("package tools\n", "example.com/a/internal/fortest"),
+		"../../internal/fortest/f.go": strings.Replace(oneTool, "package tools", "package fortest", 1),
+		"../lib/other.go":             importing("//go:build ignore\n\npackage lib\n", "example.com/a/internal/ignored"),
+		"../../internal/ignored/i.go": strings.Replace(oneTool, "package tools", "package ignored", 1),
 	}
 	if _, err := writeAgent(t, ok).Check(); err != nil {
 		t.Errorf("unexpected error: %v", err)
@@ -181,4 +198,12 @@ func TestNoSDKMessage(t *testing.T) {
 	if err != nil && strings.Contains(err.Error(), "go get "+SDKModule) {
 		t.Errorf("error suggests go get:\n%v", err)
 	}
+}
+
+// importing is the Go source src (a package clause, then its own imports)
+// with a blank import of path added after its package clause.
+func importing(src, path string) string {
+	i := strings.Index(src, "package ")
+	j := i + strings.Index(src[i:], "\n")
+	return src[:j+1] + "\nimport _ \"" + path + "\"\n" + src[j+1:]
 }

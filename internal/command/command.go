@@ -106,3 +106,12 @@ func PrintTools(w io.Writer, infos []tool.Info) {
 		}
 	}
 }
+
+// PrintParked writes what agent-sdk call prints when a call parks for
+// approval: the call, then the commands that approve and deny it against
+// the host at url. Both the CLI's --url call and the agent binary's local
+// call print it, so the two read alike (and as README.md shows them).
+func PrintParked(w io.Writer, callID, url string) {
+	fmt.Fprintf(w, "call %s is waiting for approval:\n  agent-sdk approve %s --url %s\n  agent-sdk deny %s --reason \"…\" --url %s\n",
+		callID, callID, url, callID, url)
+}
