@@ -50,6 +50,38 @@ func runPrinted(t *testing.T, dir, line, url string) result {
 	return run(t, dir, "", args[1:]...)
 }
 
+// startParkedCall starts agent-sdk call of the gated promote tool in dir
+// (with args: --url, say) and reads its stderr until it says the call
+// waits for approval, which it must say at once (parkedWithin): the
+// command, its stdout, the rest of its stderr, and the line's submatches
+// (the call id).
+func startParkedCall(t *testing.T, dir string, args ...string) (*exec.Cmd, *bytes.Buffer, *bufio.Scanner, []string) {
+	t.Helper()
+	cmd := exec.Command(cliBin, append([]string{"call", "promote", "--dir", dir, "--input", `{"service":"api","environment":"production"}`}, args...)...)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sc := bufio.NewScanner(pipe)
+	head, seen := waitLine(sc, regexp.MustCompile(`^call (tool_promote_\S+) is waiting for approval:$`))
+	if head == nil {
+		t.Fatalf("call ended without saying it waits:\n%s", seen)
+	}
+	latency := time.Since(start)
+	t.Logf("call %s printed that the call waits %v after it started", strings.Join(args, " "), latency)
+	if latency > parkedWithin {
+		t.Errorf("call said the call waits only %v after it started, not at once (within %v)", latency, parkedWithin)
+	}
+	return cmd, &stdout, sc, head
+}
+
 // agent-sdk call --url of a gated call says at once that it waits, with
 // the commands that decide it, though the host would hold the request for
 // an hour (--approval-wait 1h): the approve line it prints, run as
@@ -67,29 +99,8 @@ func TestCallParkedSaysAtOnce(t *testing.T) {
 	s := startServer(t, dir, "--approval-wait", "1h")
 	url := strings.TrimSuffix(s.base, "/v1")
 
-	cmd := exec.Command(cliBin, "call", "promote", "--url", url, "--dir", dir, "--input", `{"service":"api","environment":"production"}`)
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	cmd, stdout, sc, head := startParkedCall(t, dir, "--url", url)
 	exited := make(chan error, 1)
-	sc := bufio.NewScanner(pipe)
-	head, seen := waitLine(sc, regexp.MustCompile(`^call (tool_promote_\S+) is waiting for approval:$`))
-	if head == nil {
-		t.Fatalf("call ended without saying it waits:\n%s", seen)
-	}
-	latency := time.Since(start)
-	t.Logf("call printed that the call waits %v after it started", latency)
-	if latency > parkedWithin {
-		t.Errorf("call said the call waits only %v after it started, not at once (within %v)", latency, parkedWithin)
-	}
 	id := head[1]
 	approve, deny := "agent-sdk approve "+id+" --url "+url, `agent-sdk deny `+id+` --reason "…" --url `+url
 	for _, want := range []string{approve, deny} {
@@ -145,28 +156,7 @@ func TestCallDirParked(t *testing.T) {
 	s := startServer(t, dir) // builds the agent, and decides what the call parks
 	url := strings.TrimSuffix(s.base, "/v1")
 
-	cmd := exec.Command(cliBin, "call", "promote", "--dir", dir, "--input", `{"service":"api","environment":"production"}`)
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	sc := bufio.NewScanner(pipe)
-	head, seen := waitLine(sc, regexp.MustCompile(`^call (tool_promote_\S+) is waiting for approval:$`))
-	if head == nil {
-		t.Fatalf("call ended without saying it waits:\n%s", seen)
-	}
-	latency := time.Since(start)
-	t.Logf("call --dir (agent built already) printed that the call waits %v after it started", latency)
-	if latency > parkedWithin {
-		t.Errorf("call said the call waits only %v after it started, not at once (within %v)", latency, parkedWithin)
-	}
+	cmd, stdout, sc, head := startParkedCall(t, dir) // the agent built already
 	id, defaultURL := head[1], "http://127.0.0.1:3000/myagent"
 	deny := `agent-sdk deny ` + id + ` --reason "…" --url ` + defaultURL
 	for _, want := range []string{
