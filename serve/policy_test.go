@@ -335,15 +335,58 @@ func TestApprovalPolicyFourEyes(t *testing.T) {
 		t.Errorf("runs after the deny: %v", r)
 	}
 
-	// The host token (admin) keeps deciding with by as before, recorded
-	// as bearer-token:<by>, and counts once whatever name it gives.
+	// The host token (admin) names whom it decides for with onBehalfOf,
+	// recorded as bearer-token:<onBehalfOf>, and counts once whatever name
+	// it gives.
 	call = p.park(t, requester, "deploy", `{"env":"production","version":"v4"}`, "")
-	got = p.do(t, "POST", "/approvals/"+call, testToken, `{"approved":true,"by":"ops"}`)
+	got = p.do(t, "POST", "/approvals/"+call, testToken, `{"approved":true,"onBehalfOf":"ops"}`)
 	if got.status != 200 || got.body["approval"].(map[string]any)["approvals"].([]any)[0].(map[string]any)["by"] != "bearer-token:ops" {
-		t.Fatalf("the token's approval by ops: %d %s", got.status, got.raw)
+		t.Fatalf("the token's approval on behalf of ops: %d %s", got.status, got.raw)
 	}
 	if got := p.do(t, "POST", "/approvals/"+call, testToken, `{"approved":true,"onBehalfOf":"someone-else"}`); got.status != 409 || got.code != "already_approved_by_you" {
 		t.Errorf("the token again under another name: %d %s, want 409 already_approved_by_you", got.status, got.code)
+	}
+}
+
+// A by in a decision's body is refused: from a principal that is not an
+// admin as on_behalf_not_allowed (as onBehalfOf is), from an admin (the
+// host token or an admin key) as malformed_json telling it to say
+// onBehalfOf; each refusal leaves the call parked and undecided. An
+// admin's onBehalfOf is recorded as "<principal>:<name>".
+func TestDecisionBodyBy(t *testing.T) {
+	runs := &policyRuns{}
+	p := startPolicyHost(t, sqliteStore(t), runs)
+	approver, _ := p.key(t, "ann", "approver")
+	admin, adminID := p.key(t, "root", "admin")
+	call := p.park(t, testToken, "rotate", `{"name":"db"}`, "")
+
+	for _, c := range []struct {
+		name, token, body string
+		status            int
+		code, says        string
+	}{
+		{"an approver's by", approver, `{"approved":true,"by":"ceo"}`, 403, "on_behalf_not_allowed", "(by)"},
+		{"an approver's onBehalfOf", approver, `{"approved":true,"onBehalfOf":"ceo"}`, 403, "on_behalf_not_allowed", "(onBehalfOf)"},
+		{"an approver's deny by", approver, `{"approved":false,"reason":"no","by":"ceo"}`, 403, "on_behalf_not_allowed", "(by)"},
+		{"the token's by", testToken, `{"approved":true,"by":"ops"}`, 400, "malformed_json", `send {"onBehalfOf": "ops"}`},
+		{"an admin key's by", admin, `{"approved":false,"reason":"no","by":"ops"}`, 400, "malformed_json", "onBehalfOf"},
+		{"the token's by and onBehalfOf", testToken, `{"approved":true,"by":"ops","onBehalfOf":"ops"}`, 400, "malformed_json", "onBehalfOf"},
+	} {
+		got := p.do(t, "POST", "/approvals/"+call, c.token, c.body)
+		if got.status != c.status || got.code != c.code || !strings.Contains(got.msg, c.says) {
+			t.Errorf("%s: %d %s %q, want %d %s saying %q", c.name, got.status, got.code, got.msg, c.status, c.code, c.says)
+		}
+	}
+	if a := p.approval(t, call); a.Status != api.ApprovalPending || len(runs.list()) != 0 {
+		t.Fatalf("after the refusals: %s, ran %v; want pending, not run", a.Status, runs.list())
+	}
+
+	got := p.do(t, "POST", "/approvals/"+call, admin, `{"approved":true,"onBehalfOf":"ops"}`)
+	if ap, _ := got.body["approval"].(map[string]any); got.status != 200 || ap["decidedBy"] != adminID+":ops" {
+		t.Fatalf("an admin key's onBehalfOf: %d %s, want approved by %s:ops", got.status, got.raw, adminID)
+	}
+	if r := p.waitOutcome(t, call); r.Outcome.IsError || len(runs.list()) != 1 {
+		t.Errorf("the approved call: %+v, ran %v", r.Outcome, runs.list())
 	}
 }
 
