@@ -95,6 +95,9 @@ type AuditDecision struct {
 	RequestedBy string `json:"requestedBy,omitempty"`
 	// UserAgent is the HTTP client's, as it said.
 	UserAgent string `json:"userAgent,omitempty"`
+	// Email is the decider's, when its principal is an OIDC token's
+	// (oidc:<sub>) that says one.
+	Email string `json:"email,omitempty"`
 	// Input is the call's input, for a budget.raised entry; for an
 	// approver's edit, the input that runs instead of the one asked for.
 	Input json.RawMessage `json:"input,omitempty"`
@@ -105,6 +108,8 @@ type AuditSignInDetail struct {
 	Via       string `json:"via"`
 	Remote    string `json:"remote,omitempty"`
 	UserAgent string `json:"userAgent,omitempty"`
+	// Email is the principal's, when it is an OIDC token's that says one.
+	Email string `json:"email,omitempty"`
 }
 
 // AuditTimeFormat is how an entry's time enters its hash: UTC, to the

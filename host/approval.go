@@ -40,6 +40,8 @@ type Decision struct {
 	// they grant admin (which may always decide).
 	Roles []string
 	Admin bool
+	// Email is the decider's (an OIDC token's), recorded in the audit log.
+	Email string
 	// Input, with an approval, is the input the approver wants run
 	// instead of the one asked for (see [Approvals.Resolve]).
 	Input json.RawMessage

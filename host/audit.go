@@ -57,7 +57,7 @@ func decisionAudit(parked api.Approval, d Decision) []api.AuditRecord {
 		via = "host"
 	}
 	detail := api.AuditDecision{Tool: parked.Tool, Status: status, Reason: d.Reason, Via: via, SessionID: parked.SessionID,
-		TurnID: parked.TurnID, RequestedBy: parked.RequestedBy, UserAgent: d.UserAgent}
+		TurnID: parked.TurnID, RequestedBy: parked.RequestedBy, UserAgent: d.UserAgent, Email: d.Email}
 	if d.Approved && d.Input != nil {
 		detail.Input = d.Input // an approver's edit: what runs
 	}

@@ -40,7 +40,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
 	a, err := s.host.Approvals().Resolve(r.Context(), r.PathValue("callId"), host.Decision{
 		Approved: *req.Approved, Reason: req.Reason, By: by, SessionID: r.PathValue("id"),
 		Via: s.via(r), UserAgent: r.UserAgent(),
-		Principal: pr.ID, Roles: pr.Roles, Admin: pr.Can(api.PermAdmin), Input: input,
+		Principal: pr.ID, Roles: pr.Roles, Admin: pr.Can(api.PermAdmin), Email: pr.Email, Input: input,
 	})
 	if err != nil {
 		writeError(w, err)

@@ -56,10 +56,10 @@ func (s *Server) via(r *http.Request) string {
 // session sid, right after it took effect. The entry names the session
 // by a hash of its id, never the id, which is the cookie's secret half. A
 // failure to record is logged: the sign-in stands.
-func (s *Server) auditSignIn(r *http.Request, kind api.AuditKind, sid, principal string) {
-	detail, _ := json.Marshal(api.AuditSignInDetail{Via: "playground", Remote: r.RemoteAddr, UserAgent: r.UserAgent()})
+func (s *Server) auditSignIn(r *http.Request, kind api.AuditKind, sid string, p Principal) {
+	detail, _ := json.Marshal(api.AuditSignInDetail{Via: "playground", Remote: r.RemoteAddr, UserAgent: r.UserAgent(), Email: p.Email})
 	sum := sha256.Sum256([]byte(sid))
-	if _, err := s.host.Audit(r.Context(), api.AuditRecord{Kind: kind, Principal: principal,
+	if _, err := s.host.Audit(r.Context(), api.AuditRecord{Kind: kind, Principal: p.ID,
 		Subject: "playground:" + hex.EncodeToString(sum[:8]), Detail: detail}); err != nil {
 		s.logger.Error("recording a playground sign-in in the audit log", "kind", kind, "err", err)
 	}

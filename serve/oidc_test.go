@@ -26,13 +26,16 @@ const oidcAudience = "agent-api"
 
 // setupOIDC is a host on SQLite served on loopback at its public URL,
 // taking JWTs from fi (audience oidcAudience, roles from the claim
-// "roles"), with an operator key; change adjusts the OIDC options.
+// "roles"), with the tools echo, deploy (Callers: deployer) and promote
+// (needs approval), and an operator key; change adjusts the OIDC options.
 func setupOIDC(t testing.TB, fi *fakeIssuer, change func(*serve.OIDCOptions)) (b *accessBundle, public string) {
 	t.Helper()
 	echo, _ := tool.New("echo", tool.Config{Description: "Echo."}, func(ctx context.Context, call *tool.Call, in struct{}) (any, error) { return "echoed", nil })
 	deploy, _ := tool.New("deploy", tool.Config{Description: "Deploy.", Callers: []string{"deployer"}},
 		func(ctx context.Context, call *tool.Call, in struct{}) (any, error) { return "deployed", nil })
-	set, err := tool.NewSet(echo, deploy)
+	gated, _ := tool.New("promote", tool.Config{Description: "Promote.", NeedsApproval: tool.Always},
+		func(ctx context.Context, call *tool.Call, in struct{}) (any, error) { return "promoted", nil })
+	set, err := tool.NewSet(echo, deploy, gated)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,6 +160,45 @@ func TestOIDCBearer(t *testing.T) {
 	nested := fi.sign("rsa-1", jose.RS256, with(base, map[string]any{"roles": nil, "realm_access": map[string]any{"roles": []string{"operator"}}}))
 	if got := b.do(t, "GET", "/sessions", nested, ""); got.status != 403 {
 		t.Errorf("roles claim \"roles\" absent: %d, want 403 (no roles)", got.status)
+	}
+}
+
+// An OIDC principal is what a user sees of it where a decision is
+// shown: a call decided with alice's token is decided by oidc:alice, on
+// the call and in the audit log, whose entry carries her email.
+func TestOIDCDeciderEmail(t *testing.T) {
+	fi := newFakeIssuer(t)
+	b, _ := setupOIDC(t, fi, nil)
+	alice := fi.sign("rsa-1", jose.RS256, fi.claims(fi.user, oidcAudience))
+	parked := b.do(t, "POST", "/tools/promote", testToken, `{"input":{}}`)
+	if parked.status != http.StatusAccepted {
+		t.Fatalf("parking a call: %d %s", parked.status, parked.raw)
+	}
+	call := parked.body["callId"].(string)
+	got := b.do(t, "POST", "/approvals/"+call, alice, `{"approved":true}`)
+	var ans api.ApprovalResponse
+	if json.Unmarshal([]byte(got.raw), &ans); got.status != 200 || ans.Approval.DecidedBy != "oidc:alice" {
+		t.Fatalf("alice approving with her token: %d %s, want decided by oidc:alice", got.status, got.raw)
+	}
+	got = b.do(t, "GET", "/audit", testToken, "")
+	var log api.AuditList
+	if err := json.Unmarshal([]byte(got.raw), &log); err != nil || got.status != 200 {
+		t.Fatalf("reading the audit log: %d %s", got.status, got.raw)
+	}
+	found := false
+	for _, e := range log.Entries {
+		if e.Kind != api.AuditApprovalDecided || e.Subject != call {
+			continue
+		}
+		found = true
+		var d api.AuditDecision
+		json.Unmarshal(e.Detail, &d)
+		if e.Principal != "oidc:alice" || d.Email != "alice@example.com" || d.Status != api.ApprovalApproved {
+			t.Errorf("the decision's audit entry: %s by %s, detail %s; want approved by oidc:alice with email alice@example.com", e.Kind, e.Principal, e.Detail)
+		}
+	}
+	if !found {
+		t.Errorf("no approval.decided entry for %s in %+v", call, log.Entries)
 	}
 }
 
