@@ -281,6 +281,53 @@ func TestOIDCIssuerDown(t *testing.T) {
 	}
 }
 
+// An issuer whose discovery document or key set never comes: a request
+// with its token is refused when the fetch times out (the issuer still
+// has not answered), 503 unhealthy naming what could not be read — not
+// hung, and not a 401 that would send the client to sign in again, also
+// for the tokens that come after it; meanwhile the host answers requests
+// with its token and keys.
+func TestOIDCIssuerHangs(t *testing.T) {
+	for _, c := range []struct{ name, path, says string }{
+		{"discovery", "/.well-known/openid-configuration", "discovery document"},
+		{"JWKS", "/jwks", "keys could not be fetched"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fi := newFakeIssuer(t)
+			arrived := fi.hangOn(c.path)
+			b, _ := setupOIDC(t, fi, func(o *serve.OIDCOptions) { o.FetchTimeout = time.Second })
+			tok := fi.sign("rsa-1", jose.RS256, fi.claims(fi.user, oidcAudience))
+			answer := make(chan apiAnswer, 1)
+			go func() {
+				a, err := sendAPI(b.url, "GET", "/sessions", tok, "")
+				if err != nil {
+					a.msg = err.Error()
+				}
+				answer <- a
+			}()
+			select {
+			case <-arrived:
+			case a := <-answer:
+				t.Fatalf("the JWT was answered before the host asked for %s: %d %s", c.path, a.status, a.raw)
+			}
+			// The fetch hangs: the host serves others meanwhile.
+			for who, token := range map[string]string{"the host token": testToken, "a key": b.keys["operator"].Secret} {
+				if got := b.do(t, "GET", "/sessions", token, ""); got.status != 200 {
+					t.Errorf("%s while the issuer hangs: %d %s", who, got.status, got.raw)
+				}
+			}
+			a := <-answer
+			if a.status != 503 || a.code != "unhealthy" || !strings.Contains(a.msg, c.says) {
+				t.Errorf("a JWT with the issuer's %s hanging: %d %s %q, want 503 unhealthy saying %q", c.name, a.status, a.code, a.msg, c.says)
+			}
+			again := b.do(t, "GET", "/sessions", tok, "")
+			if again.status != 503 || again.code != "unhealthy" {
+				t.Errorf("the next JWT: %d %s %q, want 503 unhealthy as the first", again.status, again.code, again.msg)
+			}
+		})
+	}
+}
+
 // A misconfigured OIDC is refused when the server is made.
 func TestOIDCOptionsChecked(t *testing.T) {
 	h, err := host.New(mustSet(t), &host.Options{StateRoot: t.TempDir()})
