@@ -150,7 +150,7 @@ func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api
 	// in a session is left for the host that takes the session's lease
 	// (drive), which may be this one.
 	p := store.ResolveApprovalParams{CallID: callID, Approved: d.Approved, By: d.By, Reason: d.Reason,
-		Audit: ap.h.auditParams(decisionAudit(parked, d)...)} // recorded with the decision, when it counts
+		Audit: ap.h.AuditParams(decisionAudit(parked, d)...)} // recorded with the decision, when it counts
 	if parked.SessionID == "" {
 		p.Executor = ap.h.leases.lease()
 	}

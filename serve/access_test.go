@@ -511,7 +511,7 @@ func TestKeysOverHTTP(t *testing.T) {
 	// An expired key, stored as keys create would have stored it.
 	past := time.Now().Add(-time.Second)
 	sum := sha256.Sum256([]byte("expiredsecret"))
-	if err := b.st.CreateKey(context.Background(), store.KeyRecord{Key: api.Key{ID: "expired1", Name: "old", Roles: []string{"admin"}, ExpiresAt: &past}, Hash: sum[:]}); err != nil {
+	if err := b.st.CreateKey(context.Background(), store.CreateKeyParams{Key: store.KeyRecord{Key: api.Key{ID: "expired1", Name: "old", Roles: []string{"admin"}, ExpiresAt: &past}, Hash: sum[:]}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, cred := range []string{"ask_expired1_expiredsecret", "ask_nosuch_secret", "ask_" + b.keys["admin"].Key.ID + "_wrongsecret", "ask_", "ask__x"} {

@@ -65,11 +65,9 @@ func (s *Server) auditSignIn(r *http.Request, kind api.AuditKind, sid string, p 
 	}
 }
 
-// auditKey records that a key was created or revoked (kind), right after
-// it took effect; a failure to record is logged: the change stands.
-func (s *Server) auditKey(r *http.Request, kind api.AuditKind, k api.Key) {
+// keyAudit is the audit record of a key created or revoked (kind) by r's
+// principal, which the store appends in the transaction of the change.
+func keyAudit(r *http.Request, kind api.AuditKind, k api.Key) api.AuditRecord {
 	detail, _ := json.Marshal(map[string]any{"name": k.Name, "roles": k.Roles, "expiresAt": k.ExpiresAt})
-	if _, err := s.host.Audit(r.Context(), api.AuditRecord{Kind: kind, Principal: principalOf(r).ID, Subject: k.ID, Detail: detail}); err != nil {
-		s.logger.Error("recording an API key's change in the audit log", "kind", kind, "key", k.ID, "err", err)
-	}
+	return api.AuditRecord{Kind: kind, Principal: principalOf(r).ID, Subject: k.ID, Detail: detail}
 }
