@@ -114,8 +114,15 @@ func (s *sqlStore) CreateKey(ctx context.Context, p CreateKeyParams) error {
 	return nil
 }
 
+// selectKeySQL reads a key (Key, through the prepared selectKey).
+const selectKeySQL = `SELECT ` + keyColumns + ` FROM api_keys WHERE id = ?`
+
 func (s *sqlStore) Key(ctx context.Context, id string) (KeyRecord, error) {
-	k, err := scanKey(s.read.QueryRowContext(ctx, s.q(`SELECT `+keyColumns+` FROM api_keys WHERE id = ?`), id))
+	stmt := s.selectKey
+	if s.txn != nil {
+		stmt = s.txn.StmtContext(ctx, stmt)
+	}
+	k, err := scanKey(stmt.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return KeyRecord{}, fmt.Errorf("key %s: %w", id, ErrNotFound)
 	}
