@@ -196,7 +196,9 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	k, err := s.host.Store().RevokeKey(r.Context(), store.RevokeKeyParams{ID: id, At: time.Now(),
-		AuditFor: func(k api.Key) store.AppendAuditParams { return s.host.AuditParams(keyAudit(r, api.AuditKeyRevoked, k)) }})
+		AuditFor: func(k api.Key) store.AppendAuditParams {
+			return s.host.AuditParams(keyAudit(r, api.AuditKeyRevoked, k))
+		}})
 	if errors.Is(err, store.ErrNotFound) {
 		err = api.Errorf(api.CodeKeyNotFound, "no API key has the id %q (agent-sdk keys list)", id)
 	}
