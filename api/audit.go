@@ -13,8 +13,8 @@ import (
 // AuditKind names what an [AuditEntry] records.
 type AuditKind string
 
-// The kinds of audit entries the host writes today. Others may follow
-// (key.created, key.revoked): a verifier treats a kind as a string.
+// The kinds of audit entries the host writes today (README's Audit table
+// lists each). Others may follow: a verifier treats a kind as a string.
 const (
 	// AuditApprovalDecided: a person approved or denied a parked call.
 	// Subject is the call id; Detail is an [AuditDecision].
@@ -42,8 +42,8 @@ const (
 // it its seq, time and hashes ([AuditEntry]).
 type AuditRecord struct {
 	Kind AuditKind
-	// Principal is who acted: "bearer-token", "bearer-token:<label>",
-	// "slack:U123", …
+	// Principal is who acted: "bearer-token", "key:<id>", "oidc:<sub>",
+	// an admin's "<principal>:<onBehalfOf>", "slack:U123", …
 	Principal string
 	// Subject is what was acted on: a call id, a session id, a key id.
 	Subject string
@@ -95,6 +95,9 @@ type AuditDecision struct {
 	RequestedBy string `json:"requestedBy,omitempty"`
 	// UserAgent is the HTTP client's, as it said.
 	UserAgent string `json:"userAgent,omitempty"`
+	// Email is the decider's, when its principal is an OIDC token's
+	// (oidc:<sub>) that says one.
+	Email string `json:"email,omitempty"`
 	// Input is the call's input, for a budget.raised entry; for an
 	// approver's edit, the input that runs instead of the one asked for.
 	Input json.RawMessage `json:"input,omitempty"`
@@ -105,6 +108,8 @@ type AuditSignInDetail struct {
 	Via       string `json:"via"`
 	Remote    string `json:"remote,omitempty"`
 	UserAgent string `json:"userAgent,omitempty"`
+	// Email is the principal's, when it is an OIDC token's that says one.
+	Email string `json:"email,omitempty"`
 }
 
 // AuditTimeFormat is how an entry's time enters its hash: UTC, to the

@@ -126,14 +126,15 @@ type EventList struct {
 }
 
 // ResolveRequest is the body of POST …/approvals/<callId>. Approved is
-// required; By labels the approver (recorded as bearer-token:<By>).
+// required.
 //
 // The decider is the request's principal. OnBehalfOf names a person the
 // caller decides for, recorded as "<principal>:<onBehalfOf>": only an
 // admin may say it (on_behalf_not_allowed), and the decision still counts
-// as the admin's for a tool's approver policy. By is its older name, read
-// the same way (the host token's `by` records "bearer-token:<by>" as it
-// always did).
+// as the admin's for a tool's approver policy. By, its older name, is
+// refused: from a principal that is not an admin as on_behalf_not_allowed,
+// from an admin as malformed_json naming onBehalfOf. It stays a field so
+// that the refusal can say so.
 //
 // Input, with an approval, is the input the approver wants run instead of
 // the one asked for: it is validated against the tool's schema
@@ -141,8 +142,9 @@ type EventList struct {
 // again (an edit that no longer needs approval runs at once), and a tool
 // whose policy says NoEdit refuses it (edit_not_allowed).
 type ResolveRequest struct {
-	Approved   *bool           `json:"approved"`
-	Reason     string          `json:"reason,omitempty"`
+	Approved *bool  `json:"approved"`
+	Reason   string `json:"reason,omitempty"`
+	// By is refused by the host (see above): send OnBehalfOf.
 	By         string          `json:"by,omitempty"`
 	OnBehalfOf string          `json:"onBehalfOf,omitempty"`
 	Input      json.RawMessage `json:"input,omitempty"`

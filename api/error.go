@@ -132,7 +132,7 @@ var codes = map[Code]codeInfo{
 	CodeRequesterCannotApprove: {http.StatusForbidden, "four-eyes: the tool's approver policy says NotRequester, and the decider started the call or opened its session"},
 	CodeNotAnApprover:          {http.StatusForbidden, "the tool's approver policy names the roles that may decide, and the decider has none of them (a Slack user: none mapped by agent.yaml's auth.slack)"},
 	CodeAlreadyApprovedByYou:   {http.StatusConflict, "the call needs approvals from several principals (its quorum) and this one has approved it already"},
-	CodeOnBehalfNotAllowed:     {http.StatusForbidden, "a decision saying by or onBehalfOf from a principal that is not an admin: the decider is the request's principal"},
+	CodeOnBehalfNotAllowed:     {http.StatusForbidden, "a decision saying by or onBehalfOf from a principal that is not an admin: the decider is the request's principal (an admin names another with onBehalfOf; its by is malformed_json)"},
 	CodeEditNotAllowed:         {http.StatusForbidden, "an approval with a changed input for a tool whose approver policy says NoEdit"},
 	CodeNoJobs:                 {http.StatusServiceUnavailable, "the host's store runs no durable jobs (the in-memory store): schedules, reminders and evals need SQLite or PostgreSQL"},
 }

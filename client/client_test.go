@@ -221,7 +221,7 @@ func TestGatedCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	no := false
-	a, err = c.Resolve(ctx, pending.CallID, api.ResolveRequest{Approved: &no, Reason: "frozen <until> Monday", By: "ops"}, nil)
+	a, err = c.Resolve(ctx, pending.CallID, api.ResolveRequest{Approved: &no, Reason: "frozen <until> Monday", OnBehalfOf: "ops"}, nil)
 	if err != nil || a.Status != api.ApprovalDenied || a.DecidedBy != "bearer-token:ops" || a.Reason != "frozen <until> Monday" {
 		t.Fatalf("deny: %+v %v", a, err)
 	}

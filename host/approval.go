@@ -40,6 +40,8 @@ type Decision struct {
 	// they grant admin (which may always decide).
 	Roles []string
 	Admin bool
+	// Email is the decider's (an OIDC token's), recorded in the audit log.
+	Email string
 	// Input, with an approval, is the input the approver wants run
 	// instead of the one asked for (see [Approvals.Resolve]).
 	Input json.RawMessage
@@ -148,7 +150,7 @@ func (ap Approvals) Resolve(ctx context.Context, callID string, d Decision) (api
 	// in a session is left for the host that takes the session's lease
 	// (drive), which may be this one.
 	p := store.ResolveApprovalParams{CallID: callID, Approved: d.Approved, By: d.By, Reason: d.Reason,
-		Audit: ap.h.auditParams(decisionAudit(parked, d)...)} // recorded with the decision, when it counts
+		Audit: ap.h.AuditParams(decisionAudit(parked, d)...)} // recorded with the decision, when it counts
 	if parked.SessionID == "" {
 		p.Executor = ap.h.leases.lease()
 	}

@@ -20,11 +20,11 @@ import (
 // every host on it), signed with Options.AuditKey if it is set, and
 // returns them as stored. What the host decides itself is recorded where
 // it happens (a decision in the transaction that stores it, see
-// [Approvals.Resolve]); Audit is for what happens elsewhere: a sign-in,
-// a key created or revoked. Record it right after what it records
+// [Approvals.Resolve]; a key's with [Host.AuditParams]); Audit is for what
+// happens elsewhere: a sign-in. Record it right after what it records
 // succeeded: an entry for what then failed would be a false record.
 func (h *Host) Audit(ctx context.Context, recs ...api.AuditRecord) ([]api.AuditEntry, error) {
-	out, err := h.log.AppendAudit(context.WithoutCancel(ctx), h.auditParams(recs...))
+	out, err := h.log.AppendAudit(context.WithoutCancel(ctx), h.AuditParams(recs...))
 	return out, storeError(err, nil)
 }
 
@@ -35,8 +35,10 @@ func (h *Host) AuditLog(ctx context.Context, after int64, limit int) ([]api.Audi
 	return out, head, storeError(err, nil)
 }
 
-// auditParams are recs to append, with the host's signature.
-func (h *Host) auditParams(recs ...api.AuditRecord) store.AppendAuditParams {
+// AuditParams are recs as the store appends them, signed with
+// Options.AuditKey if it is set: for a store write that appends its own
+// audit records in its transaction (a key created or revoked).
+func (h *Host) AuditParams(recs ...api.AuditRecord) store.AppendAuditParams {
 	p := store.AppendAuditParams{Records: recs}
 	if key := h.opts.AuditKey; key != nil {
 		p.Sign = func(hash string) (string, string) { return api.SignAudit(key, hash) }
@@ -57,7 +59,7 @@ func decisionAudit(parked api.Approval, d Decision) []api.AuditRecord {
 		via = "host"
 	}
 	detail := api.AuditDecision{Tool: parked.Tool, Status: status, Reason: d.Reason, Via: via, SessionID: parked.SessionID,
-		TurnID: parked.TurnID, RequestedBy: parked.RequestedBy, UserAgent: d.UserAgent}
+		TurnID: parked.TurnID, RequestedBy: parked.RequestedBy, UserAgent: d.UserAgent, Email: d.Email}
 	if d.Approved && d.Input != nil {
 		detail.Input = d.Input // an approver's edit: what runs
 	}

@@ -239,11 +239,54 @@ func grants(role string, perm api.Permission) bool {
 	return slices.Contains(perms, perm) || slices.Contains(perms, api.PermAdmin)
 }
 
-// Every route of api.Routes, asked by every default role's key (and the
-// host token, the bootstrap admin): 403 forbidden naming the route's
-// permission exactly when the role lacks it; anything else when it has it.
-// The requests take the principal's own session, so that isolation does
-// not hide what the permission decides.
+// allowedAnswer is what each route answers the requests of
+// TestEveryRouteForEveryRole when the principal has its permission: the
+// status and the error code ("" for a success). The requests are
+// deliberately plain (an empty object for a body, names nothing has), so
+// that the answer is one a user would see, and the same for every role.
+var allowedAnswer = map[string]struct {
+	status int
+	code   string
+}{
+	"openapi":          {200, ""},
+	"listTools":        {200, ""},
+	"callTool":         {200, ""},
+	"createSession":    {201, ""},
+	"listSessions":     {200, ""},
+	"getSession":       {200, ""},
+	"sendMessage":      {400, "empty_message"},
+	"cancelTurn":       {409, "no_running_turn"},
+	"compactSession":   {200, ""},
+	"events":           {200, ""},
+	"resolveInSession": {400, "malformed_json"},
+	"resolve":          {400, "malformed_json"},
+	"listApprovals":    {200, ""},
+	"usage":            {200, ""},
+	"callStatus":       {404, "approval_not_found"},
+	"listArtifacts":    {200, ""},
+	"getArtifact":      {404, "artifact_not_found"},
+	"runnerClaim":      {204, ""},
+	"runnerReport":     {400, "invalid_report"},
+	"runnerAdmit":      {409, "lease_lost"},
+	"runnerPermission": {409, "lease_lost"},
+	"listSchedules":    {200, ""},
+	"runSchedule":      {404, "schedule_not_found"},
+	"runEval":          {503, "no_jobs"},
+	"listEvals":        {503, "no_jobs"},
+	"getEval":          {503, "no_jobs"},
+	"createKey":        {400, "invalid_key"},
+	"listKeys":         {200, ""},
+	"revokeKey":        {404, "key_not_found"},
+	"listAudit":        {200, ""},
+}
+
+// Every route of api.Routes, asked by every role's key (the defaults and
+// the test's deployer) and the host token (the bootstrap admin): each cell
+// has one expected answer, generated from the route's permission and the
+// role's: 403 forbidden naming the permission when the role lacks it, the
+// route's allowedAnswer when it has it. The requests take the principal's
+// own session, so that isolation does not hide what the permission
+// decides.
 func TestEveryRouteForEveryRole(t *testing.T) {
 	b := setupAccess(t)
 	principals := map[string]struct{ token, id string }{"token": {testToken, "bearer-token"}}
@@ -254,7 +297,13 @@ func TestEveryRouteForEveryRole(t *testing.T) {
 		if r.Public {
 			continue
 		}
-		for name, p := range principals {
+		want, ok := allowedAnswer[r.Name]
+		if !ok {
+			t.Errorf("route %s (%s %s) has no allowedAnswer: add what it answers", r.Name, r.Method, r.Path)
+			continue
+		}
+		for _, name := range slices.Sorted(mapKeys(principals)) {
+			p := principals[name]
 			t.Run(r.Name+"/"+name, func(t *testing.T) {
 				body := ""
 				if r.Request != nil {
@@ -264,16 +313,21 @@ func TestEveryRouteForEveryRole(t *testing.T) {
 					body = `{"runner":"r"}` // waits no time
 				}
 				a := b.do(t, r.Method, routePath(r, b.session(t, p.id)), p.token, body)
-				allowed := name == "token" || grants(name, r.Permission)
-				switch {
-				case allowed && a.status == http.StatusForbidden:
-					t.Errorf("%s %s as %s: 403 %s (%s), want it allowed", r.Method, r.Path, name, a.code, a.msg)
-				case !allowed && (a.status != http.StatusForbidden || a.code != "forbidden" || !strings.Contains(a.msg, "permission "+string(r.Permission))):
-					t.Errorf("%s %s as %s: %d %s (%s), want 403 forbidden naming %s", r.Method, r.Path, name, a.status, a.code, a.msg, r.Permission)
-				case a.status == http.StatusUnauthorized:
-					t.Errorf("%s %s as %s: 401 %s", r.Method, r.Path, name, a.msg)
+				if name == "token" || grants(name, r.Permission) {
+					if a.status != want.status || a.code != want.code {
+						t.Errorf("%s %s as %s: %d %q (%s), want %d %q", r.Method, r.Path, name, a.status, a.code, a.msg, want.status, want.code)
+					}
+					return
+				}
+				if a.status != http.StatusForbidden || a.code != "forbidden" || !strings.Contains(a.msg, "permission "+string(r.Permission)) {
+					t.Errorf("%s %s as %s: %d %q (%s), want 403 forbidden naming %s", r.Method, r.Path, name, a.status, a.code, a.msg, r.Permission)
 				}
 			})
+		}
+	}
+	for name := range allowedAnswer {
+		if !slices.ContainsFunc(api.Routes, func(r api.Route) bool { return r.Name == name && !r.Public }) {
+			t.Errorf("allowedAnswer names %s, which is no authenticated route of api.Routes", name)
 		}
 	}
 }
@@ -457,7 +511,7 @@ func TestKeysOverHTTP(t *testing.T) {
 	// An expired key, stored as keys create would have stored it.
 	past := time.Now().Add(-time.Second)
 	sum := sha256.Sum256([]byte("expiredsecret"))
-	if err := b.st.CreateKey(context.Background(), store.KeyRecord{Key: api.Key{ID: "expired1", Name: "old", Roles: []string{"admin"}, ExpiresAt: &past}, Hash: sum[:]}); err != nil {
+	if err := b.st.CreateKey(context.Background(), store.CreateKeyParams{Key: store.KeyRecord{Key: api.Key{ID: "expired1", Name: "old", Roles: []string{"admin"}, ExpiresAt: &past}, Hash: sum[:]}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, cred := range []string{"ask_expired1_expiredsecret", "ask_nosuch_secret", "ask_" + b.keys["admin"].Key.ID + "_wrongsecret", "ask_", "ask__x"} {

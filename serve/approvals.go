@@ -14,7 +14,7 @@ import (
 // resolve answers POST …/approvals/<callId> {"approved": true|false,
 // "reason": "…", "onBehalfOf": "…", "input": {…}}. The decider is the
 // request's principal; only an admin may say whom it decides for
-// (onBehalfOf, or by, its older name), recorded as "<principal>:<name>".
+// (onBehalfOf), recorded as "<principal>:<name>". A by is refused.
 func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
 	body, err := s.readBody(w, r)
 	var req api.ResolveRequest
@@ -40,7 +40,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
 	a, err := s.host.Approvals().Resolve(r.Context(), r.PathValue("callId"), host.Decision{
 		Approved: *req.Approved, Reason: req.Reason, By: by, SessionID: r.PathValue("id"),
 		Via: s.via(r), UserAgent: r.UserAgent(),
-		Principal: pr.ID, Roles: pr.Roles, Admin: pr.Can(api.PermAdmin), Input: input,
+		Principal: pr.ID, Roles: pr.Roles, Admin: pr.Can(api.PermAdmin), Email: pr.Email, Input: input,
 	})
 	if err != nil {
 		writeError(w, err)
@@ -53,19 +53,27 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
 const maxOnBehalf = 200
 
 // decider is whom a decision is recorded as: the principal, or an
-// admin's "<principal>:<onBehalfOf>". A non-admin naming anyone is
-// refused (on_behalf_not_allowed): the decider is who authenticated.
+// admin's "<principal>:<onBehalfOf>". A non-admin naming anyone, by
+// either field, is refused (on_behalf_not_allowed): the decider is who
+// authenticated. An admin's by is refused too (malformed_json): by was
+// once read as onBehalfOf, and only onBehalfOf names another now.
 func decider(pr Principal, req api.ResolveRequest) (string, error) {
 	name := strings.TrimSpace(req.OnBehalfOf)
-	if name == "" {
-		name = strings.TrimSpace(req.By)
-	}
-	if name == "" {
+	by := strings.TrimSpace(req.By)
+	if name == "" && by == "" {
 		return pr.ID, nil
 	}
 	if !pr.Can(api.PermAdmin) {
-		return "", api.Errorf(api.CodeOnBehalfNotAllowed, "on_behalf_not_allowed: %s may not decide on behalf of %q: a decision is recorded as the principal that makes it (send neither by nor onBehalfOf), and only an admin may name another",
-			pr.Name, truncateText(name, 64))
+		field := "onBehalfOf"
+		if name == "" {
+			name, field = by, "by"
+		}
+		return "", api.Errorf(api.CodeOnBehalfNotAllowed, "on_behalf_not_allowed: %s may not decide on behalf of %q (%s): a decision is recorded as the principal that makes it (send neither by nor onBehalfOf), and only an admin may name another, with onBehalfOf",
+			pr.Name, truncateText(name, 64), field)
+	}
+	if by != "" {
+		return "", api.Errorf(api.CodeMalformedJSON, "by is not read: a decision is recorded as the principal that makes it, and an admin names whom it decides for with onBehalfOf (send {\"onBehalfOf\": %q})",
+			truncateText(by, 64))
 	}
 	if len(name) > maxOnBehalf || strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) || r == utf8.RuneError }) >= 0 {
 		return "", api.Errorf(api.CodeBadRequest, "onBehalfOf must be 1 to %d bytes of UTF-8 without control characters", maxOnBehalf)

@@ -56,20 +56,18 @@ func (s *Server) via(r *http.Request) string {
 // session sid, right after it took effect. The entry names the session
 // by a hash of its id, never the id, which is the cookie's secret half. A
 // failure to record is logged: the sign-in stands.
-func (s *Server) auditSignIn(r *http.Request, kind api.AuditKind, sid, principal string) {
-	detail, _ := json.Marshal(api.AuditSignInDetail{Via: "playground", Remote: r.RemoteAddr, UserAgent: r.UserAgent()})
+func (s *Server) auditSignIn(r *http.Request, kind api.AuditKind, sid string, p Principal) {
+	detail, _ := json.Marshal(api.AuditSignInDetail{Via: "playground", Remote: r.RemoteAddr, UserAgent: r.UserAgent(), Email: p.Email})
 	sum := sha256.Sum256([]byte(sid))
-	if _, err := s.host.Audit(r.Context(), api.AuditRecord{Kind: kind, Principal: principal,
+	if _, err := s.host.Audit(r.Context(), api.AuditRecord{Kind: kind, Principal: p.ID,
 		Subject: "playground:" + hex.EncodeToString(sum[:8]), Detail: detail}); err != nil {
 		s.logger.Error("recording a playground sign-in in the audit log", "kind", kind, "err", err)
 	}
 }
 
-// auditKey records that a key was created or revoked (kind), right after
-// it took effect; a failure to record is logged: the change stands.
-func (s *Server) auditKey(r *http.Request, kind api.AuditKind, k api.Key) {
+// keyAudit is the audit record of a key created or revoked (kind) by r's
+// principal, which the store appends in the transaction of the change.
+func keyAudit(r *http.Request, kind api.AuditKind, k api.Key) api.AuditRecord {
 	detail, _ := json.Marshal(map[string]any{"name": k.Name, "roles": k.Roles, "expiresAt": k.ExpiresAt})
-	if _, err := s.host.Audit(r.Context(), api.AuditRecord{Kind: kind, Principal: principalOf(r).ID, Subject: k.ID, Detail: detail}); err != nil {
-		s.logger.Error("recording an API key's change in the audit log", "kind", kind, "key", k.ID, "err", err)
-	}
+	return api.AuditRecord{Kind: kind, Principal: principalOf(r).ID, Subject: k.ID, Detail: detail}
 }

@@ -88,8 +88,8 @@ func TestAuditOverHTTP(t *testing.T) {
 		body    string
 		headers []string
 	}{
-		{`{"approved":true,"by":"alice"}`, append([]string{"User-Agent", api.CLIUserAgent + "/dev"}, bearer...)},
-		{`{"approved":false,"reason":"no","by":"bob"}`, withCookie},
+		{`{"approved":true,"onBehalfOf":"alice"}`, append([]string{"User-Agent", api.CLIUserAgent + "/dev"}, bearer...)},
+		{`{"approved":false,"reason":"no","onBehalfOf":"bob"}`, withCookie},
 		{`{"approved":true}`, bearer},
 	} {
 		if code, b := do("POST", "/agent/v1/approvals/"+calls[i], d.body, d.headers...); code != http.StatusOK {

@@ -170,14 +170,14 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 	id, secret, hash, err := newKeySecret()
 	if err == nil {
 		k.ID = id
-		err = s.host.Store().CreateKey(r.Context(), store.KeyRecord{Key: k, Hash: hash})
+		err = s.host.Store().CreateKey(r.Context(), store.CreateKeyParams{Key: store.KeyRecord{Key: k, Hash: hash},
+			Audit: s.host.AuditParams(keyAudit(r, api.AuditKeyCreated, k))})
 	}
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	s.logger.Info("created an API key", "key", id, "name", k.Name, "roles", strings.Join(k.Roles, ","), "by", principalOf(r).ID)
-	s.auditKey(r, api.AuditKeyCreated, k)
 	writeJSON(w, http.StatusCreated, api.KeyCreated{OK: true, Key: k, Secret: secret})
 }
 
@@ -195,7 +195,10 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	k, err := s.host.Store().RevokeKey(r.Context(), id, time.Now())
+	k, err := s.host.Store().RevokeKey(r.Context(), store.RevokeKeyParams{ID: id, At: time.Now(),
+		AuditFor: func(k api.Key) store.AppendAuditParams {
+			return s.host.AuditParams(keyAudit(r, api.AuditKeyRevoked, k))
+		}})
 	if errors.Is(err, store.ErrNotFound) {
 		err = api.Errorf(api.CodeKeyNotFound, "no API key has the id %q (agent-sdk keys list)", id)
 	}
@@ -204,7 +207,6 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.logger.Info("revoked an API key", "key", id, "by", principalOf(r).ID)
-	s.auditKey(r, api.AuditKeyRevoked, k)
 	writeJSON(w, http.StatusOK, api.KeyResponse{OK: true, Key: k})
 }
 

@@ -223,10 +223,11 @@ func (a *oidcAuth) principal(ctx context.Context, raw string, mcpResource string
 // check verifies raw with v and returns its principal, scopes, expiry and
 // nonce.
 func (a *oidcAuth) check(ctx context.Context, v *oidc.IDTokenVerifier, raw string) (p Principal, scopes []string, exp time.Time, nonce string, err error) {
-	tok, err := v.Verify(ctx, raw)
+	var unavailable error
+	tok, err := v.Verify(context.WithValue(ctx, keysUnavailableKey{}, &unavailable), raw)
 	if err != nil {
-		if errors.Is(err, errKeysUnavailable) {
-			return Principal{}, nil, time.Time{}, "", err
+		if unavailable != nil {
+			return Principal{}, nil, time.Time{}, "", unavailable
 		}
 		return Principal{}, nil, time.Time{}, "", &jwtError{reason: jwtReason(err)}
 	}

@@ -38,6 +38,33 @@ type fakeIssuer struct {
 	resources []string       // the resource= values tokens were asked for
 
 	jwksFetches atomic.Int64
+	hangs       map[string]chan struct{} // by path: requests that never get an answer (hangOn)
+}
+
+// hangOn makes the issuer never answer requests for path (until the test
+// ends, or the client gives up); the channel gets a value as each arrives.
+func (fi *fakeIssuer) hangOn(path string) <-chan struct{} {
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	c := make(chan struct{}, 16)
+	fi.hangs[path] = c
+	return c
+}
+
+// hung holds a request for a path hangOn named, and reports whether it did.
+func (fi *fakeIssuer) hung(w http.ResponseWriter, r *http.Request) bool {
+	fi.mu.Lock()
+	c := fi.hangs[r.URL.Path]
+	fi.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+	<-r.Context().Done() // the client gave up, or the server closed
+	return true
 }
 
 type authCode struct {
@@ -46,7 +73,7 @@ type authCode struct {
 
 func newFakeIssuer(t testing.TB) *fakeIssuer {
 	t.Helper()
-	fi := &fakeIssuer{t: t, keys: map[string]crypto.Signer{}, codes: map[string]authCode{},
+	fi := &fakeIssuer{t: t, keys: map[string]crypto.Signer{}, codes: map[string]authCode{}, hangs: map[string]chan struct{}{},
 		user: map[string]any{"sub": "alice", "name": "Alice", "email": "alice@example.com", "roles": []string{"operator"}}}
 	fi.addKey("rsa-1", newRSA(t), true)
 	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -85,6 +112,9 @@ func (fi *fakeIssuer) addKey(kid string, k crypto.Signer, publish bool) {
 }
 
 func (fi *fakeIssuer) discovery(w http.ResponseWriter, r *http.Request) {
+	if fi.hung(w, r) {
+		return
+	}
 	writeJSONTest(w, map[string]any{
 		"issuer": fi.URL, "authorization_endpoint": fi.URL + "/authorize", "token_endpoint": fi.URL + "/token",
 		"jwks_uri": fi.URL + "/jwks", "response_types_supported": []string{"code"}, "subject_types_supported": []string{"public"},
@@ -96,6 +126,9 @@ func (fi *fakeIssuer) discovery(w http.ResponseWriter, r *http.Request) {
 
 func (fi *fakeIssuer) jwks(w http.ResponseWriter, r *http.Request) {
 	fi.jwksFetches.Add(1)
+	if fi.hung(w, r) {
+		return
+	}
 	fi.mu.Lock()
 	defer fi.mu.Unlock()
 	var set jose.JSONWebKeySet

@@ -42,6 +42,7 @@ type keySet struct {
 	keys    []jose.JSONWebKey
 	fetched time.Time // the last successful fetch
 	tried   time.Time // the last attempt
+	lastErr error     // the last attempt's failure; nil after a success
 
 	fetchMu sync.Mutex   // held while fetching
 	fetches atomic.Int64 // attempts, for tests and logs
@@ -69,6 +70,9 @@ func (k *keySet) VerifySignature(ctx context.Context, jwt string) ([]byte, error
 		return payload, nil
 	}
 	if err != nil {
+		if u, ok := ctx.Value(keysUnavailableKey{}).(*error); ok && errors.Is(err, errKeysUnavailable) {
+			*u = err // go-oidc keeps only the text of the error it is given
+		}
 		return nil, err
 	}
 	return nil, fmt.Errorf("no key of the issuer verifies the token (kid %q)", kid)
@@ -97,6 +101,11 @@ func (k *keySet) cached() ([]jose.JSONWebKey, bool) {
 // are held to check a token with.
 var errKeysUnavailable = errors.New("the OIDC issuer's keys could not be fetched")
 
+// keysUnavailableKey is the context key of an *error where VerifySignature
+// puts an errKeysUnavailable: go-oidc's Verify returns only its text, and
+// the host answers it 503, not 401 (the token may be good).
+type keysUnavailableKey struct{}
+
 // refresh fetches the keys again unless an attempt was made within the
 // refetch interval, and returns the keys held then. The error is the
 // fetch's (wrapping errKeysUnavailable when no keys are held at all).
@@ -104,17 +113,21 @@ func (k *keySet) refresh(ctx context.Context) ([]jose.JSONWebKey, error) {
 	k.fetchMu.Lock()
 	defer k.fetchMu.Unlock()
 	k.mu.RLock()
-	tried, keys := k.tried, k.keys
+	tried, keys, lastErr := k.tried, k.keys, k.lastErr
 	k.mu.RUnlock()
 	if !tried.IsZero() && time.Since(tried) < k.every {
-		return keys, nil // fetched just now, by this request's or another's
+		// fetched just now, by this request's or another's
+		if len(keys) == 0 && lastErr != nil {
+			return nil, fmt.Errorf("%w: the last fetch, less than %s ago, failed: %w", errKeysUnavailable, k.every, lastErr)
+		}
+		return keys, nil
 	}
 	k.fetches.Add(1)
 	fetched, err := k.fetch(ctx)
 	now := time.Now()
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.tried = now
+	k.tried, k.lastErr = now, err
 	if err != nil {
 		if len(k.keys) == 0 {
 			return nil, fmt.Errorf("%w: %w", errKeysUnavailable, err)

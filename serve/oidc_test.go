@@ -26,13 +26,16 @@ const oidcAudience = "agent-api"
 
 // setupOIDC is a host on SQLite served on loopback at its public URL,
 // taking JWTs from fi (audience oidcAudience, roles from the claim
-// "roles"), with an operator key; change adjusts the OIDC options.
+// "roles"), with the tools echo, deploy (Callers: deployer) and promote
+// (needs approval), and an operator key; change adjusts the OIDC options.
 func setupOIDC(t testing.TB, fi *fakeIssuer, change func(*serve.OIDCOptions)) (b *accessBundle, public string) {
 	t.Helper()
 	echo, _ := tool.New("echo", tool.Config{Description: "Echo."}, func(ctx context.Context, call *tool.Call, in struct{}) (any, error) { return "echoed", nil })
 	deploy, _ := tool.New("deploy", tool.Config{Description: "Deploy.", Callers: []string{"deployer"}},
 		func(ctx context.Context, call *tool.Call, in struct{}) (any, error) { return "deployed", nil })
-	set, err := tool.NewSet(echo, deploy)
+	gated, _ := tool.New("promote", tool.Config{Description: "Promote.", NeedsApproval: tool.Always},
+		func(ctx context.Context, call *tool.Call, in struct{}) (any, error) { return "promoted", nil })
+	set, err := tool.NewSet(echo, deploy, gated)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,6 +163,45 @@ func TestOIDCBearer(t *testing.T) {
 	}
 }
 
+// An OIDC principal is what a user sees of it where a decision is
+// shown: a call decided with alice's token is decided by oidc:alice, on
+// the call and in the audit log, whose entry carries her email.
+func TestOIDCDeciderEmail(t *testing.T) {
+	fi := newFakeIssuer(t)
+	b, _ := setupOIDC(t, fi, nil)
+	alice := fi.sign("rsa-1", jose.RS256, fi.claims(fi.user, oidcAudience))
+	parked := b.do(t, "POST", "/tools/promote", testToken, `{"input":{}}`)
+	if parked.status != http.StatusAccepted {
+		t.Fatalf("parking a call: %d %s", parked.status, parked.raw)
+	}
+	call := parked.body["callId"].(string)
+	got := b.do(t, "POST", "/approvals/"+call, alice, `{"approved":true}`)
+	var ans api.ApprovalResponse
+	if json.Unmarshal([]byte(got.raw), &ans); got.status != 200 || ans.Approval.DecidedBy != "oidc:alice" {
+		t.Fatalf("alice approving with her token: %d %s, want decided by oidc:alice", got.status, got.raw)
+	}
+	got = b.do(t, "GET", "/audit", testToken, "")
+	var log api.AuditList
+	if err := json.Unmarshal([]byte(got.raw), &log); err != nil || got.status != 200 {
+		t.Fatalf("reading the audit log: %d %s", got.status, got.raw)
+	}
+	found := false
+	for _, e := range log.Entries {
+		if e.Kind != api.AuditApprovalDecided || e.Subject != call {
+			continue
+		}
+		found = true
+		var d api.AuditDecision
+		json.Unmarshal(e.Detail, &d)
+		if e.Principal != "oidc:alice" || d.Email != "alice@example.com" || d.Status != api.ApprovalApproved {
+			t.Errorf("the decision's audit entry: %s by %s, detail %s; want approved by oidc:alice with email alice@example.com", e.Kind, e.Principal, e.Detail)
+		}
+	}
+	if !found {
+		t.Errorf("no approval.decided entry for %s in %+v", call, log.Entries)
+	}
+}
+
 // A dotted roles claim walks objects (Keycloak's realm_access.roles).
 func TestOIDCNestedRolesClaim(t *testing.T) {
 	fi := newFakeIssuer(t)
@@ -236,6 +278,53 @@ func TestOIDCIssuerDown(t *testing.T) {
 	}
 	if got := b.do(t, "GET", "/sessions", testToken, ""); got.status != 200 {
 		t.Errorf("the host token with the issuer down: %d", got.status)
+	}
+}
+
+// An issuer whose discovery document or key set never comes: a request
+// with its token is refused when the fetch times out (the issuer still
+// has not answered), 503 unhealthy naming what could not be read — not
+// hung, and not a 401 that would send the client to sign in again, also
+// for the tokens that come after it; meanwhile the host answers requests
+// with its token and keys.
+func TestOIDCIssuerHangs(t *testing.T) {
+	for _, c := range []struct{ name, path, says string }{
+		{"discovery", "/.well-known/openid-configuration", "discovery document"},
+		{"JWKS", "/jwks", "keys could not be fetched"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fi := newFakeIssuer(t)
+			arrived := fi.hangOn(c.path)
+			b, _ := setupOIDC(t, fi, func(o *serve.OIDCOptions) { o.FetchTimeout = time.Second })
+			tok := fi.sign("rsa-1", jose.RS256, fi.claims(fi.user, oidcAudience))
+			answer := make(chan apiAnswer, 1)
+			go func() {
+				a, err := sendAPI(b.url, "GET", "/sessions", tok, "")
+				if err != nil {
+					a.msg = err.Error()
+				}
+				answer <- a
+			}()
+			select {
+			case <-arrived:
+			case a := <-answer:
+				t.Fatalf("the JWT was answered before the host asked for %s: %d %s", c.path, a.status, a.raw)
+			}
+			// The fetch hangs: the host serves others meanwhile.
+			for who, token := range map[string]string{"the host token": testToken, "a key": b.keys["operator"].Secret} {
+				if got := b.do(t, "GET", "/sessions", token, ""); got.status != 200 {
+					t.Errorf("%s while the issuer hangs: %d %s", who, got.status, got.raw)
+				}
+			}
+			a := <-answer
+			if a.status != 503 || a.code != "unhealthy" || !strings.Contains(a.msg, c.says) {
+				t.Errorf("a JWT with the issuer's %s hanging: %d %s %q, want 503 unhealthy saying %q", c.name, a.status, a.code, a.msg, c.says)
+			}
+			again := b.do(t, "GET", "/sessions", tok, "")
+			if again.status != 503 || again.code != "unhealthy" {
+				t.Errorf("the next JWT: %d %s %q, want 503 unhealthy as the first", again.status, again.code, again.msg)
+			}
+		})
 	}
 }
 

@@ -282,7 +282,7 @@ func (s *Server) openPlaygroundSession(w http.ResponseWriter, r *http.Request, r
 		return
 	}
 	s.logger.Info("signed in to the playground", "principal", p.ID, "remote", r.RemoteAddr)
-	s.auditSignIn(r, api.AuditSignIn, sid, p.ID)
+	s.auditSignIn(r, api.AuditSignIn, sid, p)
 	http.SetCookie(w, s.pg.cookie(r, sid+"."+s.pg.mac(sid), int(ttl/time.Second)))
 	pgRedirect(w, s.pg.base+"/")
 }
@@ -296,7 +296,7 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
 				writeError(w, api.Errorf(api.CodeInternal, "ending the playground session: %w", err))
 				return
 			}
-			s.auditSignIn(r, api.AuditSignOut, sid, principalOf(r).ID)
+			s.auditSignIn(r, api.AuditSignOut, sid, principalOf(r))
 		}
 	}
 	http.SetCookie(w, s.pg.cookie(r, "", -1))

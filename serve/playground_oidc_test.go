@@ -132,4 +132,21 @@ func TestPlaygroundOIDCSignIn(t *testing.T) {
 	if err != nil || sess.Principal != "oidc:alice" {
 		t.Errorf("the playground session's principal: %q %v, want oidc:alice", sess.Principal, err)
 	}
+
+	// The audit log's sign-in names her, with her email.
+	log, _, err := b.h.AuditLog(context.Background(), 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var signins []string
+	for _, e := range log {
+		if e.Kind == api.AuditSignIn {
+			var d api.AuditSignInDetail
+			json.Unmarshal(e.Detail, &d)
+			signins = append(signins, e.Principal+" "+d.Email)
+		}
+	}
+	if len(signins) != 1 || signins[0] != "oidc:alice alice@example.com" {
+		t.Errorf("the audit log's sign-ins: %q, want oidc:alice with alice@example.com", signins)
+	}
 }

@@ -55,8 +55,9 @@ func (r *policyRuns) list() []string {
 }
 
 // policyTools are the worked example's tools: deploy (production needs two
-// deployers, never the requester), scale (more than 3 replicas needs a
-// deployer; edits allowed) and rotate (no edits).
+// deployers, never the requester), release (three deployers, never the
+// requester), scale (more than 3 replicas needs a deployer; edits allowed)
+// and rotate (no edits).
 func policyTools(t testing.TB, runs *policyRuns) *tool.Set {
 	deploy, err := tool.New("deploy", tool.Config{
 		Description:   "Deploy a version.",
@@ -91,7 +92,19 @@ func policyTools(t testing.TB, runs *policyRuns) *tool.Set {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := tool.NewSet(deploy, scale, rotate)
+	release, err := tool.New("release", tool.Config{
+		Description: "Release a version to everyone.", NeedsApproval: tool.Always,
+		Approval: &tool.ApprovalPolicy{Roles: []string{"deployer"}, NotRequester: true, Quorum: 3},
+	}, func(ctx context.Context, call *tool.Call, in struct {
+		Version string `json:"version"`
+	}) (any, error) {
+		runs.add("release " + in.Version)
+		return "released " + in.Version, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tool.NewSet(deploy, scale, rotate, release)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,15 +348,58 @@ func TestApprovalPolicyFourEyes(t *testing.T) {
 		t.Errorf("runs after the deny: %v", r)
 	}
 
-	// The host token (admin) keeps deciding with by as before, recorded
-	// as bearer-token:<by>, and counts once whatever name it gives.
+	// The host token (admin) names whom it decides for with onBehalfOf,
+	// recorded as bearer-token:<onBehalfOf>, and counts once whatever name
+	// it gives.
 	call = p.park(t, requester, "deploy", `{"env":"production","version":"v4"}`, "")
-	got = p.do(t, "POST", "/approvals/"+call, testToken, `{"approved":true,"by":"ops"}`)
+	got = p.do(t, "POST", "/approvals/"+call, testToken, `{"approved":true,"onBehalfOf":"ops"}`)
 	if got.status != 200 || got.body["approval"].(map[string]any)["approvals"].([]any)[0].(map[string]any)["by"] != "bearer-token:ops" {
-		t.Fatalf("the token's approval by ops: %d %s", got.status, got.raw)
+		t.Fatalf("the token's approval on behalf of ops: %d %s", got.status, got.raw)
 	}
 	if got := p.do(t, "POST", "/approvals/"+call, testToken, `{"approved":true,"onBehalfOf":"someone-else"}`); got.status != 409 || got.code != "already_approved_by_you" {
 		t.Errorf("the token again under another name: %d %s, want 409 already_approved_by_you", got.status, got.code)
+	}
+}
+
+// A by in a decision's body is refused: from a principal that is not an
+// admin as on_behalf_not_allowed (as onBehalfOf is), from an admin (the
+// host token or an admin key) as malformed_json telling it to say
+// onBehalfOf; each refusal leaves the call parked and undecided. An
+// admin's onBehalfOf is recorded as "<principal>:<name>".
+func TestDecisionBodyBy(t *testing.T) {
+	runs := &policyRuns{}
+	p := startPolicyHost(t, sqliteStore(t), runs)
+	approver, _ := p.key(t, "ann", "approver")
+	admin, adminID := p.key(t, "root", "admin")
+	call := p.park(t, testToken, "rotate", `{"name":"db"}`, "")
+
+	for _, c := range []struct {
+		name, token, body string
+		status            int
+		code, says        string
+	}{
+		{"an approver's by", approver, `{"approved":true,"by":"ceo"}`, 403, "on_behalf_not_allowed", "(by)"},
+		{"an approver's onBehalfOf", approver, `{"approved":true,"onBehalfOf":"ceo"}`, 403, "on_behalf_not_allowed", "(onBehalfOf)"},
+		{"an approver's deny by", approver, `{"approved":false,"reason":"no","by":"ceo"}`, 403, "on_behalf_not_allowed", "(by)"},
+		{"the token's by", testToken, `{"approved":true,"by":"ops"}`, 400, "malformed_json", `send {"onBehalfOf": "ops"}`},
+		{"an admin key's by", admin, `{"approved":false,"reason":"no","by":"ops"}`, 400, "malformed_json", "onBehalfOf"},
+		{"the token's by and onBehalfOf", testToken, `{"approved":true,"by":"ops","onBehalfOf":"ops"}`, 400, "malformed_json", "onBehalfOf"},
+	} {
+		got := p.do(t, "POST", "/approvals/"+call, c.token, c.body)
+		if got.status != c.status || got.code != c.code || !strings.Contains(got.msg, c.says) {
+			t.Errorf("%s: %d %s %q, want %d %s saying %q", c.name, got.status, got.code, got.msg, c.status, c.code, c.says)
+		}
+	}
+	if a := p.approval(t, call); a.Status != api.ApprovalPending || len(runs.list()) != 0 {
+		t.Fatalf("after the refusals: %s, ran %v; want pending, not run", a.Status, runs.list())
+	}
+
+	got := p.do(t, "POST", "/approvals/"+call, admin, `{"approved":true,"onBehalfOf":"ops"}`)
+	if ap, _ := got.body["approval"].(map[string]any); got.status != 200 || ap["decidedBy"] != adminID+":ops" {
+		t.Fatalf("an admin key's onBehalfOf: %d %s, want approved by %s:ops", got.status, got.raw, adminID)
+	}
+	if r := p.waitOutcome(t, call); r.Outcome.IsError || len(runs.list()) != 1 {
+		t.Errorf("the approved call: %+v, ran %v", r.Outcome, runs.list())
 	}
 }
 
@@ -424,6 +480,255 @@ func TestApprovalQuorumTwoHosts(t *testing.T) {
 		lines[1] != "resolved approved "+a.DecidedBy+" 2/2" || lines[2] != `result "deployed v7 to production"` {
 		t.Errorf("the stream:\n%s", strings.Join(lines, "\n"))
 	}
+}
+
+// streamDecisions are a session's approval events as its stream shows
+// them (GET …/events?follow=false, as the host token), as "kind by n/q"
+// lines like decisions'.
+func (p *policyHost) streamDecisions(t *testing.T, sessionID string) ([]string, []api.ApprovalResolved) {
+	t.Helper()
+	got := p.do(t, "GET", "/session/"+sessionID+"/events?follow=false", testToken, "")
+	var list api.EventList
+	if err := json.Unmarshal([]byte(got.raw), &list); err != nil || got.status != 200 {
+		t.Fatalf("reading the stream: %d %s %v", got.status, got.raw, err)
+	}
+	var lines []string
+	var resolved []api.ApprovalResolved
+	for _, e := range list.Events {
+		switch e.Kind {
+		case api.KindApprovalVoted:
+			v, _ := api.Decode[api.ApprovalVoted](e)
+			lines = append(lines, fmt.Sprintf("voted %s %d/%d", v.By, v.Approvals, v.Quorum))
+		case api.KindApprovalResolved:
+			r, _ := api.Decode[api.ApprovalResolved](e)
+			lines = append(lines, fmt.Sprintf("resolved %s %s %d/%d", r.Status, r.By, r.Approvals, r.Quorum))
+			resolved = append(resolved, r)
+		case api.KindActionResult:
+			r, _ := api.Decode[api.ActionResult](e)
+			lines = append(lines, "result "+string(r.Result))
+		}
+	}
+	return lines, resolved
+}
+
+// answeredCall is the status of the call a decision's answer carries: the
+// approval of a 200, the decided call of a 409 already_resolved.
+func answeredCall(a apiAnswer) api.ApprovalStatus {
+	var body struct {
+		Approval *api.Approval `json:"approval"`
+		Error    *api.Error    `json:"error"`
+	}
+	json.Unmarshal([]byte(a.raw), &body)
+	switch {
+	case body.Approval != nil:
+		return body.Approval.Status
+	case body.Error != nil && body.Error.Approval != nil:
+		return body.Error.Approval.Status
+	}
+	return ""
+}
+
+// A quorum of 3, approved one after another: the stream shows each
+// approval as it comes, "1 of 3" and "2 of 3", with the call still pending
+// and not run, and the third decides it ("3 of 3") and runs it, once; an
+// approval after that is 409 already_resolved and runs nothing. A deny
+// after two approvals denies ("denied after 2 of 3"), and nothing runs.
+func TestApprovalQuorumEachVote(t *testing.T) {
+	runs := &policyRuns{}
+	p := startPolicyHost(t, sqliteStore(t), runs)
+	requester, _ := p.key(t, "requester", "deployer")
+	sess := p.do(t, "POST", "/session", requester, `{}`)
+	if sess.status != http.StatusCreated {
+		t.Fatalf("opening a session: %d %s", sess.status, sess.raw)
+	}
+	sid := sess.body["sessionId"].(string)
+	call := p.park(t, requester, "release", `{"version":"v9"}`, sid)
+
+	var want []string
+	for i, name := range []string{"ann", "ben", "cat"} {
+		secret, pr := p.key(t, name, "deployer")
+		got := p.do(t, "POST", "/approvals/"+call, secret, `{"approved":true}`)
+		var ans api.ApprovalResponse
+		json.Unmarshal([]byte(got.raw), &ans)
+		a := ans.Approval
+		if i < 2 {
+			if got.status != 200 || a.Status != api.ApprovalPending || len(a.Approvals) != i+1 || a.Quorum != 3 || a.Approvals[i].By != pr {
+				t.Fatalf("approval %d by %s: %d %s, want 200 pending with %d of 3", i+1, pr, got.status, got.raw, i+1)
+			}
+			want = append(want, fmt.Sprintf("voted %s %d/3", pr, i+1))
+			if lines, _ := p.streamDecisions(t, sid); !slices.Equal(lines, want) {
+				t.Errorf("the stream after approval %d:\n%s\nwant:\n%s", i+1, strings.Join(lines, "\n"), strings.Join(want, "\n"))
+			}
+			if r := runs.list(); len(r) != 0 {
+				t.Fatalf("ran after %d of 3 approvals: %v", i+1, r)
+			}
+			continue
+		}
+		if got.status != 200 || a.Status != api.ApprovalApproved || a.DecidedBy != pr || len(a.Approvals) != 3 {
+			t.Fatalf("the third approval by %s: %d %s, want 200 approved by it", pr, got.status, got.raw)
+		}
+		want = append(want, fmt.Sprintf("resolved approved %s 3/3", pr), `result "released v9"`)
+	}
+	p.waitOutcome(t, call)
+	late, _ := p.key(t, "dan", "deployer")
+	if got := p.do(t, "POST", "/approvals/"+call, late, `{"approved":true}`); got.status != 409 || got.code != "already_resolved" {
+		t.Errorf("a fourth approval: %d %s, want 409 already_resolved", got.status, got.code)
+	}
+	if lines, _ := p.streamDecisions(t, sid); !slices.Equal(lines, want) {
+		t.Errorf("the stream:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	if r := runs.list(); !slices.Equal(r, []string{"release v9"}) {
+		t.Errorf("ran %v, want release v9 once", r)
+	}
+
+	// Two approvals, then a deny: denied by the denier after 2 of 3, never
+	// run; a third approval after it is late.
+	sid = p.do(t, "POST", "/session", requester, `{}`).body["sessionId"].(string) // the first call's turn may still be ending
+	call = p.park(t, requester, "release", `{"version":"v10"}`, sid)
+	ann, annID := p.key(t, "ann2", "deployer")
+	ben, benID := p.key(t, "ben2", "deployer")
+	eve, eveID := p.key(t, "eve", "deployer")
+	p.do(t, "POST", "/approvals/"+call, ann, `{"approved":true}`)
+	p.do(t, "POST", "/approvals/"+call, ben, `{"approved":true}`)
+	if got := p.do(t, "POST", "/approvals/"+call, eve, `{"approved":false,"reason":"not v10"}`); got.status != 200 || answeredCall(got) != api.ApprovalDenied {
+		t.Fatalf("the deny after two approvals: %d %s", got.status, got.raw)
+	}
+	if got := p.do(t, "POST", "/approvals/"+call, late, `{"approved":true}`); got.status != 409 || answeredCall(got) != api.ApprovalDenied {
+		t.Errorf("an approval after the deny: %d %s, want 409 already_resolved with the call denied", got.status, got.raw)
+	}
+	if a := p.waitOutcome(t, call); !a.Outcome.IsError {
+		t.Errorf("the denied call's outcome: %+v", a.Outcome)
+	}
+	want = []string{"voted " + annID + " 1/3", "voted " + benID + " 2/3", "resolved denied " + eveID + " 2/3", `result "denied by ` + eveID + `: not v10"`}
+	if lines, _ := p.streamDecisions(t, sid); !slices.Equal(lines, want) {
+		t.Errorf("the stream:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	if r := runs.list(); !slices.Equal(r, []string{"release v9"}) {
+		t.Errorf("ran %v, want release v9 once and v10 never", r)
+	}
+}
+
+// A quorum of 3 on two hosts sharing one PostgreSQL, decided by 20
+// deployers at once, half through each host, some of whom deny (one, four
+// or half of them, different ones each round). Whichever order the store records them in,
+// the outcome is that order's: one answer decides; each approval recorded
+// before it is 200 pending and on the stream as "n of 3", in order; every
+// later one is 409 already_resolved with the decided call. If the deny
+// came before the third approval, the call is denied by the denier (the
+// stream's decision counting the approvals before it) and never runs; otherwise it is approved by the third approver, runs once,
+// and the deny was late. No call runs twice.
+func TestApprovalQuorumDenyAmongConcurrentApprovers(t *testing.T) {
+	url := pgtest.Schema(t)
+	open := func() store.Store {
+		st, err := postgres.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	runs := &policyRuns{}
+	hosts := []*policyHost{startPolicyHost(t, open(), runs), startPolicyHost(t, open(), runs)}
+	requester, _ := hosts[0].key(t, "requester", "deployer")
+	const approvers = 20
+	secrets, principals := make([]string, approvers), make([]string, approvers)
+	for i := range secrets {
+		secrets[i], principals[i] = hosts[i%2].key(t, fmt.Sprintf("deployer-%d", i), "deployer")
+	}
+	outcomes := map[api.ApprovalStatus]int{}
+	for round, deniers := range [][]int{{0}, {7}, {19}, {0, 5, 10, 15}, {1, 3, 5, 7, 9, 11, 13, 15, 17, 19}, {0, 2, 4, 6, 8, 10, 12, 14, 16, 18}} {
+		denies := func(i int) bool { return slices.Contains(deniers, i) }
+		version := fmt.Sprintf("r%d", round)
+		sess := hosts[0].do(t, "POST", "/session", requester, `{}`)
+		sid := sess.body["sessionId"].(string)
+		call := hosts[1].park(t, requester, "release", `{"version":"`+version+`"}`, sid)
+
+		answers := make([]apiAnswer, approvers)
+		errs := make([]error, approvers)
+		var wg, start sync.WaitGroup
+		start.Add(1)
+		for i := range approvers {
+			body := `{"approved":true}`
+			if denies(i) {
+				body = `{"approved":false,"reason":"not this one"}`
+			}
+			wg.Go(func() {
+				start.Wait()
+				answers[i], errs[i] = hosts[i%2].send("POST", "/approvals/"+call, secrets[i], body)
+			})
+		}
+		start.Done()
+		wg.Wait()
+
+		a := hosts[round%2].waitOutcome(t, call)
+		outcomes[a.Status]++
+		lines, resolved := hosts[(round+1)%2].streamDecisions(t, sid)
+		if len(resolved) != 1 {
+			t.Fatalf("round %d: %d decisions on the stream:\n%s", round, len(resolved), strings.Join(lines, "\n"))
+		}
+		r := resolved[0]
+		// The recorded order: the approvals short of the quorum, then the
+		// decision, then (approved) the result.
+		var want []string
+		pending := map[string]bool{}
+		for n, line := range lines {
+			if !strings.HasPrefix(line, "voted ") {
+				break
+			}
+			by := strings.Fields(line)[1]
+			pending[by] = true
+			want = append(want, fmt.Sprintf("voted %s %d/3", by, n+1))
+		}
+		votes := len(want)
+		switch a.Status {
+		case api.ApprovalDenied:
+			if !denies(slices.Index(principals, r.By)) || votes > 2 || a.Outcome == nil || !a.Outcome.IsError {
+				t.Errorf("round %d: denied by %s after %d approvals, outcome %+v; want denied by a denier before the third approval, not run",
+					round, r.By, votes, a.Outcome)
+			}
+			want = append(want, fmt.Sprintf("resolved denied %s %d/3", r.By, votes), `result "denied by `+r.By+`: not this one"`)
+		case api.ApprovalApproved:
+			if votes != 2 || r.Approvals != 3 || a.DecidedBy != r.By || len(a.Approvals) != 3 || a.Approvals[2].By != r.By {
+				t.Errorf("round %d: approved by %s with %d approvals recorded before it (%+v); want the third approval to decide", round, r.By, votes, a.Approvals)
+			}
+			want = append(want, fmt.Sprintf("resolved approved %s 3/3", r.By), `result "released `+version+`"`)
+		default:
+			t.Fatalf("round %d: the call is %s", round, a.Status)
+		}
+		if !slices.Equal(lines, want) {
+			t.Errorf("round %d: the stream:\n%s\nwant:\n%s", round, strings.Join(lines, "\n"), strings.Join(want, "\n"))
+		}
+		// Every answer agrees with the record: the approvals before the
+		// decision were pending, the decider's decided, the rest were late.
+		for i, ans := range answers {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			switch pr := principals[i]; {
+			case pending[pr]:
+				if ans.status != 200 || answeredCall(ans) != api.ApprovalPending {
+					t.Errorf("round %d: %s, recorded as an approval short of the quorum, was answered %d %s", round, pr, ans.status, ans.raw)
+				}
+			case pr == r.By:
+				if ans.status != 200 || answeredCall(ans) != a.Status {
+					t.Errorf("round %d: %s, who decided, was answered %d %s", round, pr, ans.status, ans.raw)
+				}
+			default:
+				if ans.status != 409 || ans.code != "already_resolved" || answeredCall(ans) != a.Status {
+					t.Errorf("round %d: %s, late, was answered %d %s; want 409 already_resolved with the call %s", round, pr, ans.status, ans.raw, a.Status)
+				}
+			}
+		}
+		ran := 0
+		for _, v := range runs.list() {
+			if v == "release "+version {
+				ran++
+			}
+		}
+		if want := map[api.ApprovalStatus]int{api.ApprovalApproved: 1}[a.Status]; ran != want {
+			t.Errorf("round %d: the %s call ran %d times, want %d", round, a.Status, ran, want)
+		}
+	}
+	t.Logf("outcomes over the rounds: %v", outcomes)
 }
 
 // Edit before approve: an edit that breaks the schema is invalid_input and

@@ -16,19 +16,40 @@ import (
 // up on every request it carries, so that a revoked or expired key is
 // refused at once on every host that shares the store.
 type Keys interface {
-	// CreateKey stores a new key; ErrExists if its id is taken.
-	CreateKey(ctx context.Context, k KeyRecord) error
+	// CreateKey stores a new key, and appends p.Audit to the audit log in
+	// the same transaction: neither is written without the other.
+	// ErrExists if its id is taken; ErrBadAudit for a bad record.
+	CreateKey(ctx context.Context, p CreateKeyParams) error
 	// Key returns a key's record with its hash; ErrNotFound without it.
 	Key(ctx context.Context, id string) (KeyRecord, error)
 	// ListKeys lists every key, revoked and expired ones too, oldest
 	// first.
 	ListKeys(ctx context.Context) ([]api.Key, error)
-	// RevokeKey marks a key revoked at the given time and returns it; a key
-	// already revoked keeps its first time. ErrNotFound without it.
-	RevokeKey(ctx context.Context, id string, at time.Time) (api.Key, error)
+	// RevokeKey marks a key revoked at p.At and returns it, appending the
+	// records of p.AuditFor to the audit log in the same transaction; a key
+	// already revoked keeps its first time, and nothing is appended. ErrNotFound
+	// without it.
+	RevokeKey(ctx context.Context, p RevokeKeyParams) (api.Key, error)
 	// TouchKey records that a key was used at the given time, unless it
 	// was recorded at or after it.
 	TouchKey(ctx context.Context, id string, at time.Time) error
+}
+
+// CreateKeyParams create a key.
+type CreateKeyParams struct {
+	Key KeyRecord
+	// Audit is appended to the audit log with the key (key.created).
+	Audit AppendAuditParams
+}
+
+// RevokeKeyParams revoke a key.
+type RevokeKeyParams struct {
+	ID string
+	At time.Time
+	// AuditFor, if set, makes the audit records of the revocation from
+	// the key as revoked (key.revoked); it is called only when this call
+	// revokes it.
+	AuditFor func(api.Key) AppendAuditParams
 }
 
 // KeyRecord is a key as the store keeps it: its record and Hash, the
@@ -63,7 +84,8 @@ func splitRoles(s string) []string {
 	return strings.Split(s, ",")
 }
 
-func (s *sqlStore) CreateKey(ctx context.Context, k KeyRecord) error {
+func (s *sqlStore) CreateKey(ctx context.Context, p CreateKeyParams) error {
+	k := p.Key
 	if k.ID == "" || len(k.Hash) == 0 {
 		return errors.New("creating key: empty id or hash")
 	}
@@ -75,19 +97,32 @@ func (s *sqlStore) CreateKey(ctx context.Context, k KeyRecord) error {
 	if k.CreatedAt.IsZero() {
 		k.CreatedAt = s.now()
 	}
-	_, err := s.write.ExecContext(ctx, s.q(`INSERT INTO api_keys (`+keyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
-		k.ID, k.Name, strings.Join(k.Roles, ","), k.Hash, micros(k.CreatedAt), orNull(k.LastUsedAt), orNull(k.ExpiresAt), orNull(k.RevokedAt))
-	if err != nil {
-		if s.dialect.IsConflict != nil && s.dialect.IsConflict(err) {
-			return fmt.Errorf("creating key %s: %w", k.ID, ErrExists)
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO api_keys (`+keyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+			k.ID, k.Name, strings.Join(k.Roles, ","), k.Hash, micros(k.CreatedAt), orNull(k.LastUsedAt), orNull(k.ExpiresAt), orNull(k.RevokedAt)); err != nil {
+			if s.dialect.IsConflict != nil && s.dialect.IsConflict(err) {
+				return fmt.Errorf("key %s: %w", k.ID, ErrExists)
+			}
+			return err
 		}
+		_, err := s.appendAuditTx(ctx, tx, p.Audit, s.now()) // last: it locks the log's head
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("creating key: %w", err)
 	}
 	return nil
 }
 
+// selectKeySQL reads a key (Key, through the prepared selectKey).
+const selectKeySQL = `SELECT ` + keyColumns + ` FROM api_keys WHERE id = ?`
+
 func (s *sqlStore) Key(ctx context.Context, id string) (KeyRecord, error) {
-	k, err := scanKey(s.read.QueryRowContext(ctx, s.q(`SELECT `+keyColumns+` FROM api_keys WHERE id = ?`), id))
+	stmt := s.selectKey
+	if s.txn != nil {
+		stmt = s.txn.StmtContext(ctx, stmt)
+	}
+	k, err := scanKey(stmt.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return KeyRecord{}, fmt.Errorf("key %s: %w", id, ErrNotFound)
 	}
@@ -110,16 +145,29 @@ func (s *sqlStore) ListKeys(ctx context.Context) ([]api.Key, error) {
 	return out, nil
 }
 
-func (s *sqlStore) RevokeKey(ctx context.Context, id string, at time.Time) (api.Key, error) {
-	if _, err := s.write.ExecContext(ctx, s.q(`UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`), micros(at), id); err != nil {
-		return api.Key{}, fmt.Errorf("revoking key %s: %w", id, err)
-	}
-	k, err := scanKey(s.write.QueryRowContext(ctx, s.q(`SELECT `+keyColumns+` FROM api_keys WHERE id = ?`), id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return api.Key{}, fmt.Errorf("revoking key %s: %w", id, ErrNotFound)
-	}
+func (s *sqlStore) RevokeKey(ctx context.Context, p RevokeKeyParams) (api.Key, error) {
+	var k KeyRecord
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.q(`UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`), micros(p.At), p.ID)
+		if err != nil {
+			return err
+		}
+		revoked, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		k, err = scanKey(tx.QueryRowContext(ctx, s.q(`SELECT `+keyColumns+` FROM api_keys WHERE id = ?`), p.ID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil || revoked == 0 || p.AuditFor == nil {
+			return err
+		}
+		_, err = s.appendAuditTx(ctx, tx, p.AuditFor(k.Key), s.now()) // last: it locks the log's head
+		return err
+	})
 	if err != nil {
-		return api.Key{}, fmt.Errorf("revoking key %s: %w", id, err)
+		return api.Key{}, fmt.Errorf("revoking key %s: %w", p.ID, err)
 	}
 	return k.Key, nil
 }

@@ -154,6 +154,11 @@ func (s *sqlStore) voteApproval(ctx context.Context, p ResolveApprovalParams) (a
 				return err
 			}
 		}
+		if !p.Approved { // a denial's events count the approvals before it
+			if a.Approvals, err = s.votes(ctx, tx, p.CallID); err != nil {
+				return err
+			}
+		}
 		events := p.Events
 		if !p.Approved || len(a.Approvals) >= max(p.Quorum, 1) {
 			decided = true

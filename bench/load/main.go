@@ -9,6 +9,7 @@
 //	go run ./bench/load -cpuprofile sdk.prof     # then: go tool pprof -top sdk.prof
 //	go run ./bench/load -check=false             # wrk counts only its own errors (status ≥ 400)
 //	go run ./bench/load -wrk=false               # the Go net/http client instead of wrk
+//	go run ./bench/load -auth token,key,jwt      # the sdk also with an API key and an OIDC JWT
 //
 // # The servers
 //
@@ -32,6 +33,16 @@
 //   - bare: http.Serve with one handler that decodes the same body, builds
 //     the same map as inspect_pr and encodes {"ok":true,"result":…}: no auth,
 //     no validation, no log. The fixed yardstick of the ratios.
+//
+// With -auth key and/or jwt (auth.go), the same sdk process is also
+// driven with an API key (looked up in its store on every request) and
+// with an RS256 JWT of an OIDC issuer this command serves on loopback
+// (agent.yaml's auth.oidc names it; the same token every request, so
+// checked in full once, then found in the host's cache of verified
+// tokens): each credential is a "server" of the table (sdk-key, sdk-jwt)
+// with runs of its own in every round, its ratios to bare beside the
+// token's, and the CPU per request it costs over the token's. The targets
+// stay the token's.
 //
 // Before any run, one request from Go to each server checks its answer
 // (200, ok true, not isError, result equal to inspect_pr's).
@@ -179,14 +190,16 @@ func main() {
 	bareProfile := flag.String("bareprofile", "", "write the bare server's CPU profile of the measured runs to this file")
 	storeFlag := flag.String("store", "sqlite", "the sdk's store: sqlite (agent-sdk serve's default, <state>/agent.db in a temporary directory) or a postgres:// URL (a schema of the run's own)")
 	session := flag.Bool("session", false, "Go client only: make every sdk call session-bound (one session per worker, sessionId in the body), so that each call writes the store")
+	auth := flag.String("auth", authToken, "the credentials the sdk is driven with, comma-separated, each in runs of its own: token (the host token), key (an API key), jwt (an OIDC issuer's RS256 JWT)")
+	oidcIssuer := flag.String("oidc", "", "internal: the OIDC issuer the sdk server's agent.yaml admits")
 	flag.Parse()
 	if *role != "" {
-		os.Exit(runServer(*role, *storeFlag, *profile))
+		os.Exit(runServer(*role, *storeFlag, *profile, *oidcIssuer))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	err := measure(ctx, config{levels: *levels, rounds: *rounds, d: *duration, warmup: *warmup, wrk: *useWrk, threads: *threads,
-		check: *check, max: *maxReq, profile: *profile, bareProfile: *bareProfile, store: *storeFlag, session: *session})
+		check: *check, max: *maxReq, profile: *profile, bareProfile: *bareProfile, store: *storeFlag, session: *session, auth: *auth})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		stop()
@@ -203,11 +216,11 @@ func isPostgres(s string) bool {
 // Its first line on stdout is its address and its log file ("-" if none);
 // then it answers each line on stdin: "stats" with its allocation counters,
 // "profile" (starting the CPU profile, if profilePath) with "ok".
-func runServer(role, storeArg, profilePath string) int {
+func runServer(role, storeArg, profilePath, oidcIssuer string) int {
 	var code int
 	switch role {
 	case "sdk":
-		code = runSDK(storeArg, profilePath)
+		code = runSDK(storeArg, profilePath, oidcIssuer)
 	case "bare":
 		code = runBare(profilePath)
 	default:
@@ -219,8 +232,9 @@ func runServer(role, storeArg, profilePath string) int {
 }
 
 // runSDK runs the agent binary's serve command as agent-sdk serve does, its
-// stderr (the request log) a file.
-func runSDK(storeArg, profilePath string) int {
+// stderr (the request log) a file; with oidcIssuer, its agent.yaml admits
+// that issuer's tokens.
+func runSDK(storeArg, profilePath, oidcIssuer string) int {
 	dir, err := os.MkdirTemp("", "bench-load")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -243,8 +257,15 @@ func runSDK(storeArg, profilePath string) int {
 		fmt.Fprintf(os.Stderr, "unknown store %q: want sqlite or a postgres:// URL\n", storeArg)
 		return 2
 	}
+	config := filepath.Join(dir, "agent", "agent.yaml")
+	if oidcIssuer != "" {
+		if err := writeOIDCConfig(config, oidcIssuer); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	args := []string{"serve", "--addr=127.0.0.1:0", "--slug=" + slug, "--token=" + token, "--state=" + state,
-		"--config=" + filepath.Join(dir, "agent", "agent.yaml"), "--store=" + where}
+		"--config=" + config, "--store=" + where}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	served := make(chan struct{})
@@ -297,6 +318,8 @@ type child struct {
 	*harness.Child
 	url    string // the endpoint measured
 	expect string // what every right answer's body holds: "result":<inspect_pr's>
+	bearer string // the credential sent (the bare handler ignores it)
+	sdk    bool   // one of the sdk's credentials, not the bare handler
 }
 
 // startChild starts a server (harness.Start) and sets the endpoint measured
@@ -306,7 +329,7 @@ func startChild(role string, args ...string) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &child{Child: hc, url: hc.Base + "/inspect_pr"}
+	c := &child{Child: hc, url: hc.Base + "/inspect_pr", bearer: token, sdk: role == "sdk"}
 	if role == "sdk" {
 		c.url = c.Base + "/" + slug + "/v1/tools/inspect_pr"
 	}
@@ -385,7 +408,7 @@ func (c *child) checkAnswer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Authorization", "Bearer "+c.bearer)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -478,7 +501,7 @@ func cpuSelf() time.Duration {
 
 // loadGo sends requests with Go's client from one worker per body, each
 // sending its own, for d or max requests.
-func loadGo(ctx context.Context, url string, bodies [][]byte, d time.Duration, max int) harness.Result {
+func loadGo(ctx context.Context, url, bearer string, bodies [][]byte, d time.Duration, max int) harness.Result {
 	c := len(bodies)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c, MaxConnsPerHost: c}}
 	ctx, cancel := context.WithTimeout(ctx, d)
@@ -519,7 +542,7 @@ func loadGo(ctx context.Context, url string, bodies [][]byte, d time.Duration, m
 				sent++
 				mu.Unlock()
 				req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+token)
+				req.Header.Set("Authorization", "Bearer "+bearer)
 				req.Header.Set("Content-Type", "application/json")
 				t0 := time.Now()
 				resp, err := client.Do(req)
@@ -559,9 +582,9 @@ func loadGo(ctx context.Context, url string, bodies [][]byte, d time.Duration, m
 // script is the wrk Lua script for a server: one static request (wrk
 // builds it once), and done prints the figures on one line. With check, a
 // response hook counts non-2xx answers and bodies without expect.
-func script(expect string, check bool) string {
+func script(expect, bearer string, check bool) string {
 	request := fmt.Sprintf("wrk.method = \"POST\"\nwrk.body = %s\n", harness.LuaString(string(body))) +
-		fmt.Sprintf("wrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"Authorization\"] = %s\n", harness.LuaString("Bearer "+token))
+		fmt.Sprintf("wrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"Authorization\"] = %s\n", harness.LuaString("Bearer "+bearer))
 	return harness.Script(request, expect, "status < 200 or status > 299", check)
 }
 
@@ -579,6 +602,7 @@ type config struct {
 	bareProfile string
 	store       string // sqlite or a postgres:// URL
 	session     bool
+	auth        string // -auth
 }
 
 // pgSchema creates a schema named bench_<random> in the database at dbURL
@@ -637,6 +661,13 @@ func measure(ctx context.Context, cfg config) (err error) {
 	if cfg.session && cfg.wrk {
 		return errors.New("-session needs -wrk=false: a session takes one call at a time, and wrk cannot bind a connection to a session")
 	}
+	creds, err := parseAuth(cfg.auth)
+	if err != nil {
+		return err
+	}
+	if cfg.session && len(creds) > 1 {
+		return errors.New("-session takes -auth token only: the sessions are the token's, and another principal's session is 404")
+	}
 	storeArg := cfg.store
 	var storeLabel string
 	switch {
@@ -668,7 +699,16 @@ func measure(ctx context.Context, cfg config) (err error) {
 		}
 		defer os.RemoveAll(dir)
 	}
-	sdk, err := startChild("sdk", "-store", storeArg, "-cpuprofile", cfg.profile)
+	sdkArgs := []string{"-store", storeArg, "-cpuprofile", cfg.profile}
+	var is *issuer
+	if slices.Contains(creds, authJWT) {
+		if is, err = startIssuer(); err != nil {
+			return err
+		}
+		defer is.srv.Close()
+		sdkArgs = append(sdkArgs, "-oidc", is.url)
+	}
+	sdk, err := startChild("sdk", sdkArgs...)
 	if err != nil {
 		return err
 	}
@@ -678,7 +718,27 @@ func measure(ctx context.Context, cfg config) (err error) {
 		return err
 	}
 	defer bareSrv.Stop()
-	servers := []*child{sdk, bareSrv}
+	// servers: the sdk with each credential (the token's first), then the
+	// bare handler.
+	servers := []*child{sdk}
+	for _, cred := range creds[1:] {
+		v := *sdk
+		v.Child = &harness.Child{}
+		*v.Child = *sdk.Child
+		v.Role = "sdk-" + cred
+		switch cred {
+		case authKey:
+			v.bearer, err = createKey(ctx, sdk.Base)
+		case authJWT:
+			v.bearer, err = is.token()
+		}
+		if err != nil {
+			return err
+		}
+		servers = append(servers, &v)
+	}
+	servers = append(servers, bareSrv)
+	bare := len(servers) - 1
 	for _, s := range servers {
 		if err := s.checkAnswer(ctx); err != nil {
 			return err
@@ -712,9 +772,9 @@ func measure(ctx context.Context, cfg config) (err error) {
 		peak := s.watchRSS(reset)
 		var r harness.Result
 		if cfg.wrk {
-			r, err = harness.RunWrk(ctx, wrk, dir, s.Role, script(s.expect, cfg.check), s.url, c, cfg.threads, d)
+			r, err = harness.RunWrk(ctx, wrk, dir, s.Role, script(s.expect, s.bearer, cfg.check), s.url, c, cfg.threads, d)
 		} else {
-			r = loadGo(ctx, s.url, bs, d, cfg.max)
+			r = loadGo(ctx, s.url, s.bearer, bs, d, cfg.max)
 		}
 		res := result{Result: r, peakRSS: peak()}
 		if err != nil {
@@ -745,6 +805,10 @@ func measure(ctx context.Context, cfg config) (err error) {
 		mode = "session-bound (a session per worker, opened before each run; every call writes the store)"
 	}
 	fmt.Printf("sdk:  agentmain.Main serve, as agent-sdk serve runs it: POST /%s/v1/tools/inspect_pr, bearer token, default limits,\n", slug)
+	if len(creds) > 1 {
+		fmt.Printf("      the same process also driven (runs of their own) as sdk-key (an API key, role operator) and/or\n" +
+			"      sdk-jwt (an RS256 JWT of an OIDC issuer on loopback, role operator; the same token each request)\n")
+	}
 	fmt.Printf("      request log in the default text format to a file; store %s; calls %s\n", storeLabel, mode)
 	fmt.Printf("bare: http.Serve, one handler decoding the same body and encoding the same answer; no auth, no validation, no log\n")
 	fmt.Printf("load: %s\n", gen)
@@ -763,8 +827,9 @@ func measure(ctx context.Context, cfg config) (err error) {
 		if path == "" {
 			continue
 		}
-		if answer, err := servers[i].Ask("profile"); err != nil || answer != "ok" {
-			return fmt.Errorf("starting the %s server's CPU profile: %v %s", servers[i].Role, err, answer)
+		s := []*child{sdk, bareSrv}[i]
+		if answer, err := s.Ask("profile"); err != nil || answer != "ok" {
+			return fmt.Errorf("starting the %s server's CPU profile: %v %s", s.Role, err, answer)
 		}
 	}
 
@@ -778,7 +843,7 @@ func measure(ctx context.Context, cfg config) (err error) {
 		has32, has1   bool
 		sdkPeak       int64
 	)
-	fmt.Printf("\n%-4s %-5s %9s %9s %9s %11s %11s %11s %8s %10s %7s\n",
+	fmt.Printf("\n%-4s %-7s %9s %9s %9s %11s %11s %11s %8s %10s %7s\n",
 		"c", "server", "req/s", "p50", "p99", "cpu µs/req", "gen µs/req", "allocs/req", "KB/req", "peak MiB", "errors")
 	for _, c := range levels {
 		runs, err := harness.Rounds(ctx, cfg.rounds, len(servers), func(i int) (result, error) {
@@ -811,18 +876,25 @@ func measure(ctx context.Context, cfg config) (err error) {
 				sum.errors += r.Errors
 			}
 			sums[i] = sum
-			fmt.Printf("%-4d %-6s %9.0f %9s %9s %11.1f %11.1f %11.1f %8.1f %10.1f %7d\n", c, s.Role, sum.rps,
+			fmt.Printf("%-4d %-7s %9.0f %9s %9s %11.1f %11.1f %11.1f %8.1f %10.1f %7d\n", c, s.Role, sum.rps,
 				time.Duration(sum.p50).Round(time.Microsecond), time.Duration(sum.p99).Round(time.Microsecond),
 				sum.cpu, sum.gen, sum.allocs, sum.kb, float64(sum.peak)/mib, sum.errors)
 		}
-		sdkPeak = max(sdkPeak, sums[0].peak)
-		fmt.Printf("%-4d sdk/bare: req/s %.3fx  p50 %.3fx  p99 %.3fx  cpu/req %.3fx\n\n", c,
-			sums[0].rps/sums[1].rps, sums[0].p50/sums[1].p50, sums[0].p99/sums[1].p99, sums[0].cpu/sums[1].cpu)
+		for i, s := range servers[:bare] {
+			sdkPeak = max(sdkPeak, sums[i].peak)
+			fmt.Printf("%-4d %s/bare: req/s %.3fx  p50 %.3fx  p99 %.3fx  cpu/req %.3fx", c, s.Role,
+				sums[i].rps/sums[bare].rps, sums[i].p50/sums[bare].p50, sums[i].p99/sums[bare].p99, sums[i].cpu/sums[bare].cpu)
+			if i > 0 { // what the credential costs over the token's
+				fmt.Printf("  (cpu/req %+.1f µs over sdk's)", sums[i].cpu-sums[0].cpu)
+			}
+			fmt.Println()
+		}
+		fmt.Println()
 		if c == rpsLevel {
-			rps32, has32 = [2]float64{sums[0].rps, sums[1].rps}, true
+			rps32, has32 = [2]float64{sums[0].rps, sums[bare].rps}, true
 		}
 		if c == p50Level {
-			p50at1, has1 = [2]float64{sums[0].p50, sums[1].p50}, true
+			p50at1, has1 = [2]float64{sums[0].p50, sums[bare].p50}, true
 		}
 	}
 
@@ -839,8 +911,12 @@ func measure(ctx context.Context, cfg config) (err error) {
 	} else {
 		fmt.Printf("  p50 at c=%d: not measured (-c has no %d)\n", p50Level, p50Level)
 	}
-	fmt.Printf("  sdk peak RSS:   %.1f MiB over the measured runs (target ≤ %d MiB): %s\n", float64(sdkPeak)/mib, rssTarget, harness.Verdict(sdkPeak <= rssTarget*mib))
-	for _, s := range servers {
+	over := "the measured runs"
+	if len(creds) > 1 {
+		over = "the measured runs of every credential (the target is the token's: -auth token alone)"
+	}
+	fmt.Printf("  sdk peak RSS:   %.1f MiB over %s (target ≤ %d MiB): %s\n", float64(sdkPeak)/mib, over, rssTarget, harness.Verdict(sdkPeak <= rssTarget*mib))
+	for _, s := range []*child{sdk, bareSrv} {
 		if _, hwm, err := s.memory(); err == nil && !canReset {
 			fmt.Printf("  (%s VmHWM since start, warm-up included: %.1f MiB)\n", s.Role, float64(hwm)/mib)
 		}
@@ -851,7 +927,7 @@ func measure(ctx context.Context, cfg config) (err error) {
 	fmt.Printf("load average at the end: %s\n", loadAverage())
 	for i, path := range []string{cfg.profile, cfg.bareProfile} {
 		if path != "" {
-			fmt.Printf("the %s server's CPU profile of the measured runs is written to %s when it stops: go tool pprof -top %s\n", servers[i].Role, path, path)
+			fmt.Printf("the %s server's CPU profile of the measured runs is written to %s when it stops: go tool pprof -top %s\n", []*child{sdk, bareSrv}[i].Role, path, path)
 		}
 	}
 	return nil

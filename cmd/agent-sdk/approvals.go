@@ -88,9 +88,9 @@ an expired call cannot be decided (exit 2).`,
 			if err != nil {
 				return err
 			}
-			req := api.ResolveRequest{Approved: &approve, Reason: reason, By: by}
+			req := api.ResolveRequest{Approved: &approve, Reason: reason, OnBehalfOf: by}
 			if tok := cmp.Or(f.token, os.Getenv("AGENT_SDK_TOKEN")); strings.HasPrefix(tok, api.KeyPrefix) && !cmd.Flags().Changed("by") {
-				req.By = "" // a key decides as itself: only an admin may say whom it acts for
+				req.OnBehalfOf = "" // a key decides as itself: only an admin may say whom it acts for
 			}
 			if input != "" {
 				if !approve {
@@ -117,7 +117,7 @@ an expired call cannot be decided (exit 2).`,
 	}
 	f.register(cmd)
 	cmd.Flags().StringVar(&reason, "reason", "", "why (required to deny)")
-	cmd.Flags().StringVar(&by, "by", os.Getenv("USER"), "whom an admin (the host token) decides for, recorded with the decision; not sent with an API key")
+	cmd.Flags().StringVar(&by, "by", os.Getenv("USER"), "whom an admin (the host token) decides for, sent as onBehalfOf and recorded with the decision; not sent with an API key unless given")
 	if approve {
 		cmd.Flags().StringVar(&input, "input", "", "approve an edited input instead (JSON, or @FILE): checked against the tool's schema; what runs")
 	}

@@ -145,7 +145,7 @@ func TestApprovalsEndToEnd(t *testing.T) {
 	codes := map[int]int{}
 	for i := range 20 {
 		wg.Go(func() {
-			status, v, _ := s.request(t, "POST", "/approvals/"+direct, s.token, fmt.Sprintf(`{"approved":true,"by":"approver%d"}`, i))
+			status, v, _ := s.request(t, "POST", "/approvals/"+direct, s.token, fmt.Sprintf(`{"approved":true,"onBehalfOf":"approver%d"}`, i))
 			mu.Lock()
 			defer mu.Unlock()
 			codes[status]++

@@ -75,7 +75,7 @@ func TestAuditEndToEnd(t *testing.T) {
 	// An approval over HTTP, labelled by its client; one and a denial
 	// with the CLI.
 	byHTTP, byCLI, denied := parkCall(t, s, "promote", prod), parkCall(t, s, "promote", prod), parkCall(t, s, "promote", prod)
-	if code, body, _ := s.request(t, http.MethodPost, "/approvals/"+byHTTP, s.token, `{"approved":true,"by":"alice"}`); code != http.StatusOK {
+	if code, body, _ := s.request(t, http.MethodPost, "/approvals/"+byHTTP, s.token, `{"approved":true,"onBehalfOf":"alice"}`); code != http.StatusOK {
 		t.Fatalf("approving over HTTP: %d %v", code, body)
 	}
 	if r := run(t, dir, "", "approve", byCLI, "--url", hostURL, "--by", "bob"); r.code != 0 {
@@ -238,7 +238,7 @@ func TestAuditOnPostgres(t *testing.T) {
 	for i, id := range calls {
 		wg.Go(func() {
 			by := "person" + strconv.Itoa(i)
-			if code, v, err := mhDo(s, http.MethodPost, "/approvals/"+id, `{"approved":true,"by":"`+by+`"}`); err != nil || code != http.StatusOK {
+			if code, v, err := mhDo(s, http.MethodPost, "/approvals/"+id, `{"approved":true,"onBehalfOf":"`+by+`"}`); err != nil || code != http.StatusOK {
 				t.Errorf("deciding %s: %d %v %v", id, code, v, err)
 			}
 		})

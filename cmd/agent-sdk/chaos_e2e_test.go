@@ -898,7 +898,7 @@ func (c *chaos) approvePending(rng *rand.Rand, do func(kind, method, path, body 
 	}
 	for _, a := range list {
 		callID, _ := a.(map[string]any)["callId"].(string)
-		status, v, ok := do("approval", "POST", "/approvals/"+callID, `{"approved":true,"by":"chaos"}`)
+		status, v, ok := do("approval", "POST", "/approvals/"+callID, `{"approved":true,"onBehalfOf":"chaos"}`)
 		if !ok {
 			return false
 		}

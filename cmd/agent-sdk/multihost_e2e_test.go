@@ -609,7 +609,7 @@ func TestMultiHostApproveThroughOtherHost(t *testing.T) {
 		t.Errorf("the pending approval on B: %v", p)
 	}
 	// B approves it.
-	status, v, _ = b.request(t, "POST", "/approvals/"+callID, c.token, `{"approved":true,"by":"bob"}`)
+	status, v, _ = b.request(t, "POST", "/approvals/"+callID, c.token, `{"approved":true,"onBehalfOf":"bob"}`)
 	if ap, _ := v["approval"].(map[string]any); status != 200 || ap["status"] != "approved" || ap["decidedBy"] != "bearer-token:bob" {
 		t.Fatalf("approving through B: %d %v", status, v)
 	}
@@ -663,7 +663,7 @@ func TestMultiHostApproveThroughOtherHost(t *testing.T) {
 		}
 		return direct != ""
 	})
-	if status, v, _ := b.request(t, "POST", "/approvals/"+direct, c.token, `{"approved":true,"by":"bob"}`); status != 200 {
+	if status, v, _ := b.request(t, "POST", "/approvals/"+direct, c.token, `{"approved":true,"onBehalfOf":"bob"}`); status != 200 {
 		t.Fatalf("approving the direct call through B: %d %v", status, v)
 	}
 	select {
@@ -720,7 +720,7 @@ func TestMultiHostConcurrentApprovers(t *testing.T) {
 		wg.Go(func() {
 			by := fmt.Sprintf("approver%d", i)
 			<-start
-			status, v, err := mhDo(h.server, "POST", "/approvals/"+callID, `{"approved":true,"by":"`+by+`"}`)
+			status, v, err := mhDo(h.server, "POST", "/approvals/"+callID, `{"approved":true,"onBehalfOf":"`+by+`"}`)
 			answers <- answer{h.name, by, status, v, err}
 		})
 	}
@@ -915,7 +915,7 @@ func TestMultiHostKilledDuringApprovedCall(t *testing.T) {
 	id, _ := newSession(t, a.server, "Record slowly")
 	evs := follow(t, a.server, id, 0).until(t, 30*time.Second, "action.approval_requested", kindIs("action.approval_requested"))
 	callID, _ := evs[len(evs)-1].field("callId").(string)
-	if status, v, _ := a.request(t, "POST", "/approvals/"+callID, c.token, `{"approved":true,"by":"ana"}`); status != 200 {
+	if status, v, _ := a.request(t, "POST", "/approvals/"+callID, c.token, `{"approved":true,"onBehalfOf":"ana"}`); status != 200 {
 		t.Fatalf("approving on A: %d %v", status, v)
 	}
 	eventually(t, 30*time.Second, "the approved call's side effect", func() bool { return len(c.runLines()) == 1 })

@@ -746,7 +746,9 @@ func TestPlaygroundBrowser(t *testing.T) {
 		p.do("approving in the trajectory",
 			chromedp.Click(chromedp.CSS(call+" .approval .approve")),
 			chromedp.WaitVisible(chromedp.CSS(call+" .approval.resolved.approved .approval-decision")))
-		p.waitText(call+" .approval-decision .decided-by", "playground")
+		if by := p.waitText(call+" .approval-decision .decided-by", "bearer-token"); by != "bearer-token" {
+			t.Errorf("decided by %q, want bearer-token (the signed-in principal: the playground names no other)", by)
+		}
 		if n := p.count(call + " .approval .decide"); n != 0 {
 			t.Errorf("the decided approval still has its buttons")
 		}

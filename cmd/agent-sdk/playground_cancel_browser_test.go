@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -89,8 +90,16 @@ func TestPlaygroundCancelParkedTurn(t *testing.T) {
 // directory and the test's screenshots.
 func pgParkedDeploy(t *testing.T, name, modelCallID, followUp string) (*pgPage, *pgEnv, string, *pgShots) {
 	t.Helper()
+	return pgParkedCall(t, name, nil, fakemodel.Call{ID: modelCallID, Name: "deploy", Input: `{"service":"web"}`}, followUp)
+}
+
+// pgParkedCall is pgParkedDeploy for another call of the model's, with
+// tools files (by name, under agent/tools) beside the playground's
+// fixtures.
+func pgParkedCall(t *testing.T, name string, tools map[string]string, call fakemodel.Call, followUp string) (*pgPage, *pgEnv, string, *pgShots) {
+	t.Helper()
 	browser := playgroundBrowser(t)
-	fake := fakemodel.New(fakemodel.Reply{Text: []string{"Deploying web."}, Calls: []fakemodel.Call{{ID: modelCallID, Name: "deploy", Input: `{"service":"web"}`}}})
+	fake := fakemodel.New(fakemodel.Reply{Text: []string{"Deploying web."}, Calls: []fakemodel.Call{call}})
 	t.Cleanup(fake.Close)
 	fake.SetDefault(fakemodel.Reply{Text: []string{followUp}})
 	dir := filepath.Join(t.TempDir(), pgSlug)
@@ -99,6 +108,11 @@ func pgParkedDeploy(t *testing.T, name, modelCallID, followUp string) (*pgPage, 
 	}
 	if err := addFixtures(dir, "playground", "model:\n  provider: anthropic\n  name: fake-model\nmaxSteps: 4\n"); err != nil {
 		t.Fatal(err)
+	}
+	for file, src := range tools {
+		if err := os.WriteFile(filepath.Join(dir, "agent", "tools", file), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	s := startServerEnv(t, dir, []string{"ANTHROPIC_BASE_URL=" + fake.AnthropicURL(), "ANTHROPIC_API_KEY=test-key"})
 	env := &pgEnv{s: s, fake: fake, base: strings.TrimSuffix(s.base, "/v1")}

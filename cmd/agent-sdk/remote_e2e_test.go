@@ -169,7 +169,7 @@ func TestRemoteGolden(t *testing.T) {
 			t.Fatal("the waiting call never parked")
 		}
 	}
-	if status, v, _ := s.request(t, "POST", "/approvals/"+dbCall, s.token, `{"approved":true,"by":"golden"}`); status != 200 {
+	if status, v, _ := s.request(t, "POST", "/approvals/"+dbCall, s.token, `{"approved":true,"onBehalfOf":"golden"}`); status != 200 {
 		t.Fatalf("approving %s: %d %v", dbCall, status, v)
 	}
 	checkGolden(t, "call-waits-for-approval", waitArgs, <-waiting)

@@ -481,7 +481,7 @@ func TestSlackChannel(t *testing.T) {
 	if a := e.approval(callID2); a["status"] != "pending" {
 		t.Fatalf("the second call after a forged click: %v", a)
 	}
-	status, v, _ := s.request(t, "POST", "/approvals/"+callID2, s.token, `{"approved":true,"by":"ops"}`)
+	status, v, _ := s.request(t, "POST", "/approvals/"+callID2, s.token, `{"approved":true,"onBehalfOf":"ops"}`)
 	if status != 200 {
 		t.Fatalf("approving over HTTP: %d %v", status, v)
 	}

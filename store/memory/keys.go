@@ -12,7 +12,8 @@ import (
 	"github.com/agentsdk/agentsdk/store"
 )
 
-func (m *memStore) CreateKey(ctx context.Context, k store.KeyRecord) error {
+func (m *memStore) CreateKey(ctx context.Context, p store.CreateKeyParams) error {
+	k := p.Key
 	if k.ID == "" || len(k.Hash) == 0 {
 		return errors.New("creating key: empty id or hash")
 	}
@@ -25,7 +26,12 @@ func (m *memStore) CreateKey(ctx context.Context, k store.KeyRecord) error {
 	if _, ok := m.keys[k.ID]; ok {
 		return fmt.Errorf("creating key %s: %w", k.ID, store.ErrExists)
 	}
+	audit, err := m.auditLocked(p.Audit)
+	if err != nil {
+		return fmt.Errorf("creating key: %w", err)
+	}
 	m.keys[k.ID] = k
+	m.audit = append(m.audit, audit...)
 	return nil
 }
 
@@ -50,17 +56,24 @@ func (m *memStore) ListKeys(ctx context.Context) ([]api.Key, error) {
 	return out, nil
 }
 
-func (m *memStore) RevokeKey(ctx context.Context, id string, at time.Time) (api.Key, error) {
+func (m *memStore) RevokeKey(ctx context.Context, p store.RevokeKeyParams) (api.Key, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	k, ok := m.keys[id]
+	k, ok := m.keys[p.ID]
 	if !ok {
-		return api.Key{}, fmt.Errorf("revoking key %s: %w", id, store.ErrNotFound)
+		return api.Key{}, fmt.Errorf("revoking key %s: %w", p.ID, store.ErrNotFound)
 	}
 	if k.RevokedAt == nil {
-		t := micro(at)
+		t := micro(p.At)
 		k.RevokedAt = &t
-		m.keys[id] = k
+		if p.AuditFor != nil {
+			audit, err := m.auditLocked(p.AuditFor(copyKey(k).Key))
+			if err != nil {
+				return api.Key{}, fmt.Errorf("revoking key %s: %w", p.ID, err)
+			}
+			m.audit = append(m.audit, audit...)
+		}
+		m.keys[p.ID] = k
 	}
 	return copyKey(k).Key, nil
 }

@@ -80,6 +80,12 @@ func Open(ctx context.Context, path string) (store.Store, error) {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
 	read.SetMaxOpenConns(4)
+	// Keep them all: database/sql's default keeps 2 idle, so that under
+	// more than 2 concurrent reads (an API key is read on every request
+	// that carries one) it closed connections and opened new ones — a
+	// file to open, the schema to read, every prepared statement to parse
+	// again.
+	read.SetMaxIdleConns(4)
 	s, err := store.New(ctx, write, read, dialect)
 	if err != nil {
 		write.Close()

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"slices"
 	"testing"
@@ -21,11 +22,11 @@ func testKeys(t *testing.T, s store.Store) {
 		Hash: bytes.Repeat([]byte{0xab}, 32)}
 	b := store.KeyRecord{Key: api.Key{ID: "k0", Name: "reader", Roles: []string{"reader"}, CreatedAt: created.Add(time.Second)}, Hash: []byte{1, 2, 3}}
 	for _, k := range []store.KeyRecord{a, b} {
-		if err := s.CreateKey(ctx, k); err != nil {
+		if err := s.CreateKey(ctx, store.CreateKeyParams{Key: k}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.CreateKey(ctx, a); !errors.Is(err, store.ErrExists) {
+	if err := s.CreateKey(ctx, store.CreateKeyParams{Key: a}); !errors.Is(err, store.ErrExists) {
 		t.Errorf("creating k1 again = %v, want ErrExists", err)
 	}
 	got, err := s.Key(ctx, "k1")
@@ -51,21 +52,82 @@ func testKeys(t *testing.T, s store.Store) {
 		t.Errorf("last used = %v, want %v", got.LastUsedAt, used)
 	}
 	revoked := created.Add(2 * time.Hour)
-	k, err := s.RevokeKey(ctx, "k1", revoked)
+	k, err := s.RevokeKey(ctx, store.RevokeKeyParams{ID: "k1", At: revoked})
 	if err != nil || k.RevokedAt == nil || !k.RevokedAt.Equal(revoked) || k.Usable(revoked) {
 		t.Fatalf("RevokeKey = %+v, %v", k, err)
 	}
-	if k, err := s.RevokeKey(ctx, "k1", revoked.Add(time.Hour)); err != nil || !k.RevokedAt.Equal(revoked) {
+	if k, err := s.RevokeKey(ctx, store.RevokeKeyParams{ID: "k1", At: revoked.Add(time.Hour)}); err != nil || !k.RevokedAt.Equal(revoked) {
 		t.Errorf("revoking again = %+v, %v; want the first time kept", k, err)
 	}
 	if got, _ := s.Key(ctx, "k1"); got.RevokedAt == nil {
 		t.Error("Key(k1) after revoking has no revokedAt")
 	}
-	if _, err := s.RevokeKey(ctx, "nope", revoked); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.RevokeKey(ctx, store.RevokeKeyParams{ID: "nope", At: revoked}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("RevokeKey(nope) = %v, want ErrNotFound", err)
 	}
 	if !b.Usable(time.Now()) || a.Usable(expires) {
 		t.Error("Usable: a key without expiry must be usable, one at its expiry not")
+	}
+}
+
+// A key's creation and revocation append their audit records in the
+// transaction that makes them: a key whose record is refused is not
+// created, nor revoked; a key that exists already, or is revoked already,
+// appends nothing.
+func testKeysAudit(t *testing.T, s store.Store) {
+	rec := func(kind api.AuditKind, id string) store.AppendAuditParams {
+		return store.AppendAuditParams{Records: []api.AuditRecord{{Kind: kind, Principal: "admin", Subject: id, Detail: json.RawMessage(`{"name":"ci"}`)}}}
+	}
+	bad := store.AppendAuditParams{Records: []api.AuditRecord{{Principal: "no kind"}}}
+	k := func(id string) store.KeyRecord {
+		return store.KeyRecord{Key: api.Key{ID: id, Name: "ci", Roles: []string{"operator"}}, Hash: []byte{1}}
+	}
+	entries := func() []string {
+		t.Helper()
+		list, _, err := s.ListAudit(ctx, 0, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range list {
+			out = append(out, string(e.Kind)+" "+e.Subject)
+		}
+		return out
+	}
+
+	if err := s.CreateKey(ctx, store.CreateKeyParams{Key: k("ka"), Audit: rec(api.AuditKeyCreated, "ka")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateKey(ctx, store.CreateKeyParams{Key: k("kb"), Audit: bad}); !errors.Is(err, store.ErrBadAudit) {
+		t.Errorf("a key with a bad audit record: %v, want ErrBadAudit", err)
+	}
+	if _, err := s.Key(ctx, "kb"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the key whose audit record was refused: %v, want it not created", err)
+	}
+	if err := s.CreateKey(ctx, store.CreateKeyParams{Key: k("ka"), Audit: rec(api.AuditKeyCreated, "ka")}); !errors.Is(err, store.ErrExists) {
+		t.Errorf("creating ka again: %v, want ErrExists", err)
+	}
+
+	at := time.Now()
+	var saw []api.Key
+	if _, err := s.RevokeKey(ctx, store.RevokeKeyParams{ID: "ka", At: at, AuditFor: func(api.Key) store.AppendAuditParams { return bad }}); !errors.Is(err, store.ErrBadAudit) {
+		t.Errorf("a revocation with a bad audit record: %v, want ErrBadAudit", err)
+	}
+	if got, _ := s.Key(ctx, "ka"); got.RevokedAt != nil {
+		t.Errorf("the key whose revocation's record was refused is revoked: %+v", got)
+	}
+	auditFor := func(k api.Key) store.AppendAuditParams { saw = append(saw, k); return rec(api.AuditKeyRevoked, k.ID) }
+	if got, err := s.RevokeKey(ctx, store.RevokeKeyParams{ID: "ka", At: at, AuditFor: auditFor}); err != nil || got.RevokedAt == nil {
+		t.Fatalf("revoking ka: %+v %v", got, err)
+	}
+	if _, err := s.RevokeKey(ctx, store.RevokeKeyParams{ID: "ka", At: at.Add(time.Minute), AuditFor: auditFor}); err != nil {
+		t.Fatal(err)
+	}
+	if len(saw) != 1 || saw[0].Name != "ci" || saw[0].RevokedAt == nil {
+		t.Errorf("AuditFor saw %+v, want the key once, as revoked", saw)
+	}
+	if got, want := entries(), []string{"key.created ka", "key.revoked ka"}; !slices.Equal(got, want) {
+		t.Errorf("the audit log: %q, want %q", got, want)
 	}
 }
 

@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Evals", testEvals},
 		{"Idempotency", testIdempotency},
 		{"Keys", testKeys},
+		{"KeysAudit", testKeysAudit},
 		{"ListByPrincipal", testListByPrincipal},
 		{"Counts", testCounts},
 		{"Usage", testUsage},

@@ -24,7 +24,8 @@ func vote(s store.Store, callID, voter string, approved bool, quorum int, input 
 }
 
 // A call needing two approvals: twenty voters at once approve it once,
-// on the second; a voter counts once; a denial decides at once; an edit
+// on the second; a voter counts once; a denial decides at once (its
+// events made from the call with the approvals before it); an edit
 // keeps the input asked for, replaces what runs and drops the approvals
 // before it; listings carry the approvals.
 func testApprovalQuorum(t *testing.T, s store.Store) {
@@ -85,9 +86,16 @@ func testApprovalQuorum(t *testing.T, s store.Store) {
 	if err != nil || len(list) != 1 || list[0].CallID != "q2" || len(list[0].Approvals) != 1 || list[0].Approvals[0].By != "carol" {
 		t.Errorf("ListApprovals: %+v, %v", list, err)
 	}
-	a, _, err = vote(s, "q2", "dave", false, 3, nil)
-	if err != nil || a.Status != api.ApprovalDenied || a.DecidedBy != "dave" || string(a.Input) != `{"environment": "staging"}` {
+	// The denial's events are made from the call as it stands, with the
+	// approvals given before it (the stream says "denied after 1 of 3").
+	seen := -1
+	a, _, err = s.ResolveApproval(ctx, store.ResolveApprovalParams{CallID: "q2", Approved: false, By: "dave", Voter: "dave", Quorum: 3,
+		EventsFor: func(a api.Approval) []api.Event { seen = len(a.Approvals); return nil }})
+	if err != nil || a.Status != api.ApprovalDenied || a.DecidedBy != "dave" || string(a.Input) != `{"environment": "staging"}` || len(a.Approvals) != 1 {
 		t.Errorf("dave's denial: %+v, %v", a, err)
+	}
+	if seen != 1 {
+		t.Errorf("dave's denial's events were made from the call with %d approvals, want carol's", seen)
 	}
 	if _, _, err := vote(s, "q2", "erin", true, 3, nil); !errors.Is(err, store.ErrAlreadyResolved) {
 		t.Errorf("after the denial: %v", err)
