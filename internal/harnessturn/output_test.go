@@ -28,9 +28,13 @@ func TestRunningCallOutput(t *testing.T) {
 	s.update(ctx, acp.SessionUpdate{ToolCallUpdate: &acp.SessionToolCallUpdate{ToolCallId: "sh_1", Status: &running, Content: text("ok  a\nok  b\n")}})
 	s.update(ctx, acp.SessionUpdate{ToolCallUpdate: &acp.SessionToolCallUpdate{ToolCallId: "sh_1", Status: &running, Content: text("ok  a\nok  b\n")}})
 	s.update(ctx, acp.SessionUpdate{ToolCallUpdate: &acp.SessionToolCallUpdate{ToolCallId: "sh_1", Status: &completed, Content: text("ok  a\nok  b\nPASS\n")}})
-	// Another call whose output goes over the cap.
+	// Another call whose output goes over the cap: the content replaced
+	// twice (shorter, then longer), then grown.
 	big := strings.Repeat("x", maxOutput+10)
 	s.update(ctx, acp.SessionUpdate{ToolCall: &acp.SessionUpdateToolCall{ToolCallId: "sh_2", Kind: acp.ToolKindExecute, Title: "yes", Status: running}})
+	half := strings.Repeat("y", maxOutput/2+10)
+	s.update(ctx, acp.SessionUpdate{ToolCallUpdate: &acp.SessionToolCallUpdate{ToolCallId: "sh_2", Status: &running, Content: text(half)}})
+	s.update(ctx, acp.SessionUpdate{ToolCallUpdate: &acp.SessionToolCallUpdate{ToolCallId: "sh_2", Status: &running, Content: text("zz")}})
 	s.update(ctx, acp.SessionUpdate{ToolCallUpdate: &acp.SessionToolCallUpdate{ToolCallId: "sh_2", Status: &running, Content: text(big)}})
 	s.update(ctx, acp.SessionUpdate{ToolCallUpdate: &acp.SessionToolCallUpdate{ToolCallId: "sh_2", Status: &running, Content: text(big + "more")}})
 	if _, err := s.finish(nil); err != nil {
@@ -38,6 +42,7 @@ func TestRunningCallOutput(t *testing.T) {
 	}
 	var got []string
 	var capped []api.ActionOutput
+	first := s.calls["sh_1"].id
 	for _, p := range sink.evs {
 		switch v := p.(type) {
 		case api.ActionsRequested:
@@ -46,7 +51,7 @@ func TestRunningCallOutput(t *testing.T) {
 			if v.Tool != "harness_execute" || v.CallID == "" {
 				t.Errorf("output %+v", v)
 			}
-			if len(v.Text) > 100 {
+			if v.CallID != first {
 				capped = append(capped, v)
 				continue
 			}
@@ -59,7 +64,11 @@ func TestRunningCallOutput(t *testing.T) {
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("events\n%q\nwant\n%q", got, want)
 	}
-	if len(capped) != 1 || len(capped[0].Text) != maxOutput || !capped[0].Truncated {
-		t.Errorf("%d records of the long output (want 1 of %d bytes, truncated)", len(capped), maxOutput)
+	n := 0
+	for _, o := range capped {
+		n += len(o.Text)
+	}
+	if len(capped) != 3 || n != maxOutput || capped[1].Text != "zz" || capped[0].Truncated || !capped[2].Truncated {
+		t.Errorf("%d records of the long output, %d bytes in all (want 3, %d, the last truncated)", len(capped), n, maxOutput)
 	}
 }

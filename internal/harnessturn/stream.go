@@ -68,10 +68,12 @@ type harnessCall struct {
 	// approval (Decision.Record).
 	record  func(tool.Output, time.Duration) error
 	started time.Time
-	// shown is the text of the call's content written as action.output
-	// while it ran (at most maxOutput bytes; capped once it went over).
-	shown  string
-	capped bool
+	// shown is the call's text content as last seen; written, the bytes
+	// of action.output it had (at most maxOutput: capped once it went
+	// over).
+	shown   string
+	written int
+	capped  bool
 }
 
 // call returns the harness call of id, made on first sight.
@@ -232,9 +234,9 @@ func (r *stream) progress(c *harnessCall, status acp.ToolCallStatus) {
 // output writes as action.output what a running call's text content
 // shows that it did not before (a command's output as the harness streams
 // it), in the next batch of deltas: the new tail where the content grew,
-// the whole where it changed;
-// at most maxOutput bytes a call, the last record marked truncated. Not
-// running (before it starts: a description), the content is only noted.
+// the whole where it changed; at most maxOutput bytes a call, the last
+// record marked truncated. Not running (before it starts: a
+// description), the content is only noted.
 func (r *stream) output(c *harnessCall, running bool) {
 	if c.capped || c.done {
 		return
@@ -257,11 +259,11 @@ func (r *stream) output(c *harnessCall, running bool) {
 	if next == "" {
 		return
 	}
-	if room := max(0, maxOutput-len(c.shown)); len(next) > room {
+	if room := maxOutput - c.written; len(next) > room {
 		next = strings.ToValidUTF8(next[:room], "")
 		c.capped = true
 	}
-	c.shown = text
+	c.shown, c.written = text, c.written+len(next)
 	// Written with the text deltas, in batches.
 	r.delta(api.ActionOutput{CallID: c.id, Tool: ToolName(c.kind), Text: next, Truncated: c.capped})
 }
