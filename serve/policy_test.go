@@ -216,6 +216,13 @@ func decisions(t *testing.T, st store.Store, sessionID string) ([]string, []api.
 	if err != nil {
 		t.Fatal(err)
 	}
+	return decisionLines(evs)
+}
+
+// decisionLines are the approval events among evs as "kind by n/q" lines
+// (with their calls' results), and the payloads of the
+// action.approval_resolved events.
+func decisionLines(evs []api.Event) ([]string, []api.ApprovalResolved) {
 	var lines []string
 	var resolved []api.ApprovalResolved
 	for _, e := range evs {
@@ -492,23 +499,7 @@ func (p *policyHost) streamDecisions(t *testing.T, sessionID string) ([]string, 
 	if err := json.Unmarshal([]byte(got.raw), &list); err != nil || got.status != 200 {
 		t.Fatalf("reading the stream: %d %s %v", got.status, got.raw, err)
 	}
-	var lines []string
-	var resolved []api.ApprovalResolved
-	for _, e := range list.Events {
-		switch e.Kind {
-		case api.KindApprovalVoted:
-			v, _ := api.Decode[api.ApprovalVoted](e)
-			lines = append(lines, fmt.Sprintf("voted %s %d/%d", v.By, v.Approvals, v.Quorum))
-		case api.KindApprovalResolved:
-			r, _ := api.Decode[api.ApprovalResolved](e)
-			lines = append(lines, fmt.Sprintf("resolved %s %s %d/%d", r.Status, r.By, r.Approvals, r.Quorum))
-			resolved = append(resolved, r)
-		case api.KindActionResult:
-			r, _ := api.Decode[api.ActionResult](e)
-			lines = append(lines, "result "+string(r.Result))
-		}
-	}
-	return lines, resolved
+	return decisionLines(list.Events)
 }
 
 // answeredCall is the status of the call a decision's answer carries: the
