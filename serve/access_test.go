@@ -18,10 +18,8 @@ import (
 
 	"github.com/agentsdk/agentsdk/api"
 	"github.com/agentsdk/agentsdk/host"
-	"github.com/agentsdk/agentsdk/internal/pgtest"
 	"github.com/agentsdk/agentsdk/serve"
 	"github.com/agentsdk/agentsdk/store"
-	"github.com/agentsdk/agentsdk/store/postgres"
 	"github.com/agentsdk/agentsdk/store/sqlite"
 	"github.com/agentsdk/agentsdk/tool"
 )
@@ -90,14 +88,7 @@ func setupAccessOn(t testing.TB, st store.Store, opts func(*host.Options)) *acce
 // A key revoked through one host is refused by another on the same
 // PostgreSQL from its next request: nothing is cached.
 func TestKeyRevokedOnEveryHost(t *testing.T) {
-	url := pgtest.Schema(t)
-	open := func() store.Store {
-		st, err := postgres.Open(context.Background(), url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
+	open := sharedPostgres(t)
 	a := setupAccessOn(t, open(), nil)
 	b := setupAccessOn(t, open(), nil)
 	k := a.keys["operator"]

@@ -242,6 +242,27 @@ func decisionLines(evs []api.Event) ([]string, []api.ApprovalResolved) {
 	return lines, resolved
 }
 
+// twoPolicyHosts starts two policy hosts on one PostgreSQL schema, the
+// runs of their tools counted together.
+func twoPolicyHosts(t *testing.T) ([]*policyHost, *policyRuns) {
+	open := sharedPostgres(t)
+	runs := &policyRuns{}
+	return []*policyHost{startPolicyHost(t, open(), runs), startPolicyHost(t, open(), runs)}, runs
+}
+
+// sharedPostgres returns what opens a store on a PostgreSQL schema of the
+// test's own: once for each host that shares it.
+func sharedPostgres(t *testing.T) func() store.Store {
+	url := pgtest.Schema(t)
+	return func() store.Store {
+		st, err := postgres.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+}
+
 func sqliteStore(t testing.TB) store.Store {
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "agent.db"))
 	if err != nil {
@@ -415,16 +436,7 @@ func TestDecisionBodyBy(t *testing.T) {
 // two, one decides, the other 18 are already_resolved, and the call runs
 // once, with the second approval.
 func TestApprovalQuorumTwoHosts(t *testing.T) {
-	url := pgtest.Schema(t)
-	open := func() store.Store {
-		st, err := postgres.Open(context.Background(), url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
-	runs := &policyRuns{}
-	hosts := []*policyHost{startPolicyHost(t, open(), runs), startPolicyHost(t, open(), runs)}
+	hosts, runs := twoPolicyHosts(t)
 	requester, _ := hosts[0].key(t, "requester", "deployer")
 	const approvers = 20
 	secrets := make([]string, approvers)
@@ -609,16 +621,7 @@ func TestApprovalQuorumEachVote(t *testing.T) {
 // stream's decision counting the approvals before it) and never runs; otherwise it is approved by the third approver, runs once,
 // and the deny was late. No call runs twice.
 func TestApprovalQuorumDenyAmongConcurrentApprovers(t *testing.T) {
-	url := pgtest.Schema(t)
-	open := func() store.Store {
-		st, err := postgres.Open(context.Background(), url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
-	runs := &policyRuns{}
-	hosts := []*policyHost{startPolicyHost(t, open(), runs), startPolicyHost(t, open(), runs)}
+	hosts, runs := twoPolicyHosts(t)
 	requester, _ := hosts[0].key(t, "requester", "deployer")
 	const approvers = 20
 	secrets, principals := make([]string, approvers), make([]string, approvers)

@@ -10,11 +10,9 @@ import (
 
 	"github.com/agentsdk/agentsdk/host"
 	"github.com/agentsdk/agentsdk/internal/fakemodel"
-	"github.com/agentsdk/agentsdk/internal/pgtest"
 	"github.com/agentsdk/agentsdk/model"
 	"github.com/agentsdk/agentsdk/model/anthropic"
 	"github.com/agentsdk/agentsdk/serve"
-	"github.com/agentsdk/agentsdk/store/postgres"
 	"github.com/agentsdk/agentsdk/tool"
 )
 
@@ -24,17 +22,14 @@ func setupSharedServers(t *testing.T, script ...fakemodel.Reply) (a, b *sessionS
 	t.Helper()
 	fake := fakemodel.New(script...)
 	t.Cleanup(fake.Close)
-	url := pgtest.Schema(t)
+	open := sharedPostgres(t)
 	slow, _ := tool.New("slow", tool.Config{Description: "Takes a moment."}, func(ctx context.Context, call *tool.Call, in struct{}) (any, error) {
 		time.Sleep(20 * time.Millisecond)
 		return "slept", nil
 	})
 	set, _ := tool.NewSet(slow)
 	start := func() *sessionServer {
-		st, err := postgres.Open(context.Background(), url)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := open()
 		p, _ := anthropic.New(model.Config{Name: "fake", APIKey: "k", BaseURL: fake.AnthropicURL(), MaxTokens: 10})
 		h, err := host.New(set, &host.Options{StateRoot: t.TempDir(), Store: st, Model: p, ToolConcurrency: 1, MaxSteps: 50})
 		if err != nil {
