@@ -50,6 +50,20 @@ func runPrinted(t *testing.T, dir, line, url string) result {
 	return run(t, dir, "", args[1:]...)
 }
 
+// promoteAgent makes an agent named name whose promote tool needs
+// approval (gatedTools).
+func promoteAgent(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := newAgent(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "agent", "tools", "promote.go"), []byte(gatedTools["promote.go"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // startParkedCall starts agent-sdk call of the gated promote tool in dir
 // (with args: --url, say) and reads its stderr until it says the call
 // waits for approval, which it must say at once (parkedWithin): the
@@ -89,13 +103,7 @@ func startParkedCall(t *testing.T, dir string, args ...string) (*exec.Cmd, *byte
 // only after the call's wait. Then call prints the outcome once the call
 // is approved.
 func TestCallParkedSaysAtOnce(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "gated")
-	if err := newAgent(dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "agent", "tools", "promote.go"), []byte(gatedTools["promote.go"]), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := promoteAgent(t, "gated")
 	s := startServer(t, dir, "--approval-wait", "1h")
 	url := strings.TrimSuffix(s.base, "/v1")
 
@@ -146,13 +154,7 @@ func TestCallParkedSaysAtOnce(t *testing.T) {
 // its default address; the deny line it prints, run against this agent's
 // serve host, ends the call it waits for with the denial.
 func TestCallDirParked(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "myagent")
-	if err := newAgent(dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "agent", "tools", "promote.go"), []byte(gatedTools["promote.go"]), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := promoteAgent(t, "myagent")
 	s := startServer(t, dir) // builds the agent, and decides what the call parks
 	url := strings.TrimSuffix(s.base, "/v1")
 
