@@ -114,7 +114,8 @@ func (s *sqlStore) CreateKey(ctx context.Context, p CreateKeyParams) error {
 	return nil
 }
 
-// selectKeySQL reads a key (Key, through the prepared selectKey).
+// selectKeySQL reads a key (Key, through the prepared selectKey; and
+// RevokeKey, in its transaction).
 const selectKeySQL = `SELECT ` + keyColumns + ` FROM api_keys WHERE id = ?`
 
 func (s *sqlStore) Key(ctx context.Context, id string) (KeyRecord, error) {
@@ -156,7 +157,7 @@ func (s *sqlStore) RevokeKey(ctx context.Context, p RevokeKeyParams) (api.Key, e
 		if err != nil {
 			return err
 		}
-		k, err = scanKey(tx.QueryRowContext(ctx, s.q(`SELECT `+keyColumns+` FROM api_keys WHERE id = ?`), p.ID))
+		k, err = scanKey(tx.QueryRowContext(ctx, s.q(selectKeySQL), p.ID))
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
 		}
