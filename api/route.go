@@ -221,7 +221,7 @@ var Routes = []Route{
 	{Name: "listKeys", Permission: PermAdmin, Method: http.MethodGet, Path: "/keys", Summary: "The API keys, oldest first, without their secrets.",
 		Responses: []Response{{Status: http.StatusOK, Body: KeyList{}}}},
 	{Name: "revokeKey", Permission: PermAdmin, Method: http.MethodPost, Path: "/keys/{id}/revoke", Summary: "Revoke an API key: every host refuses it (401) from the next request.",
-		About:     "Revoking a revoked key changes nothing and answers it as it stands.",
+		About:     "It answers once every host sharing the store refuses the key: about a second after the revocation commits (a host trusts a key it read for a second). Revoking a revoked key changes nothing and answers it as it stands.",
 		Responses: []Response{{Status: http.StatusOK, Body: KeyResponse{}}},
 		Errors:    []Code{CodeKeyNotFound}},
 	{Name: "listAudit", Permission: PermAdmin, Method: http.MethodGet, Path: "/audit", Summary: "The audit log, in seq order: who decided which call, signed in, raised a budget; each entry with the hash of the one before it.",

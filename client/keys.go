@@ -31,8 +31,8 @@ func (c *Client) Keys(ctx context.Context) ([]api.Key, error) {
 	return ans.Keys, nil
 }
 
-// RevokeKey revokes an API key: every host sharing the store refuses it
-// from its next request. Revoking it again changes nothing; an unknown id
+// RevokeKey revokes an API key. It returns (in about a second) once
+// every host sharing the store refuses the key. Revoking it again changes nothing; an unknown id
 // is [api.CodeKeyNotFound].
 func (c *Client) RevokeKey(ctx context.Context, id string) (api.Key, error) {
 	var ans api.KeyResponse

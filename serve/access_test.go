@@ -86,7 +86,9 @@ func setupAccessOn(t testing.TB, st store.Store, opts func(*host.Options)) *acce
 }
 
 // A key revoked through one host is refused by another on the same
-// PostgreSQL from its next request: nothing is cached.
+// PostgreSQL from its next request, although that host had just read the
+// key (and remembers it for a second): the revoke answers only when no
+// host trusts what it read before.
 func TestKeyRevokedOnEveryHost(t *testing.T) {
 	open := sharedPostgres(t)
 	a := setupAccessOn(t, open(), nil)
@@ -100,6 +102,28 @@ func TestKeyRevokedOnEveryHost(t *testing.T) {
 	}
 	if got := b.do(t, "GET", "/sessions", k.Secret, ""); got.status != 401 {
 		t.Errorf("host B right after host A revoked the key: %d, want 401", got.status)
+	}
+}
+
+// A key that expires while its host remembers it is refused from its
+// expiresAt on: the expiry is checked on every request, not only when
+// the key is read.
+func TestKeyExpiresWhileRemembered(t *testing.T) {
+	b := setupAccess(t)
+	exp := time.Now().Add(800 * time.Millisecond)
+	sum := sha256.Sum256([]byte("soonsecret"))
+	if err := b.st.CreateKey(context.Background(), store.CreateKeyParams{Key: store.KeyRecord{Key: api.Key{ID: "soon1", Name: "soon", Roles: []string{"reader"}, ExpiresAt: &exp}, Hash: sum[:]}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.do(t, "GET", "/sessions", "ask_soon1_soonsecret", ""); got.status != 200 {
+		t.Fatalf("the key before its expiry: %d %s", got.status, got.msg)
+	}
+	if got := b.do(t, "GET", "/sessions", "ask_soon1_wrongsecret", ""); got.status != 401 {
+		t.Errorf("the remembered key's id with another secret: %d", got.status)
+	}
+	time.Sleep(time.Until(exp))
+	if got := b.do(t, "GET", "/sessions", "ask_soon1_soonsecret", ""); got.status != 401 {
+		t.Errorf("the key at its expiry: %d, want 401", got.status)
 	}
 }
 

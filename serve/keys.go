@@ -32,10 +32,10 @@ import (
 // token would make every key invalid when the token changes. The digest
 // is compared in constant time.
 //
-// A key is looked up in the store on every request that carries one,
-// with no cache, so that a revoked or expired key is refused (401) at
-// once by every host that shares the store. Its last use is written at
-// most once a minute (when the stored one is older).
+// A key is read from the store at most once a second on each host
+// (keys_cache.go); a revoke answers only once every host that shares the
+// store refuses the key (401), and an expired key is refused at its
+// expiry. Its last use is written at most once a minute by each host.
 
 var keyEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
 
@@ -89,24 +89,46 @@ func (s *Server) keyPrincipal(ctx context.Context, h http.Header) (p Principal, 
 	if !ok {
 		return Principal{}, false, nil
 	}
-	k, err := s.host.Store().Key(ctx, id)
+	now := time.Now()
+	e, err := s.cachedKey(ctx, id, now)
 	if errors.Is(err, store.ErrNotFound) {
 		return Principal{}, true, errBadKey
 	}
 	if err != nil {
-		return Principal{}, true, fmt.Errorf("checking an API key: %w", err)
+		return Principal{}, true, err
 	}
 	sum := keyHash(secret)
-	now := time.Now()
-	if subtle.ConstantTimeCompare(sum[:], k.Hash) != 1 || !k.Usable(now) {
+	if subtle.ConstantTimeCompare(sum[:], e.rec.Hash) != 1 || !e.rec.Usable(now) {
 		return Principal{}, true, errBadKey
 	}
-	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= keyTouchEvery {
+	if s.keyCache.claimTouch(e, now) {
 		if err := s.host.Store().TouchKey(ctx, id, now); err != nil {
 			s.logger.Warn("recording an API key's use", "key", id, "err", err)
 		}
 	}
-	return Principal{ID: "key:" + k.ID, Name: k.Name, Roles: k.Roles, perms: s.roles.of(k.Roles)}, true, nil
+	return e.p, true, nil
+}
+
+// cachedKey returns key id's record and principal, from this host's cache
+// or read from the store (keys_cache.go); store.ErrNotFound without it.
+func (s *Server) cachedKey(ctx context.Context, id string, now time.Time) (*keyEntry, error) {
+	if e, ok := s.keyCache.get(id, now); ok {
+		return e, nil
+	}
+	k, err := s.host.Store().Key(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checking an API key: %w", err)
+	}
+	e := &keyEntry{rec: k, until: now.Add(keyCacheTTL),
+		p: Principal{ID: "key:" + k.ID, Name: k.Name, Roles: k.Roles, perms: s.roles.of(k.Roles)}}
+	if k.LastUsedAt != nil {
+		e.touched = *k.LastUsedAt
+	}
+	s.keyCache.put(id, e, now)
+	return e, nil
 }
 
 // parseExpiry reads a key's lifetime: a number of days ("90d") or a Go
@@ -206,6 +228,8 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	s.keyCache.drop(id)
+	waitOutCaches(r.Context()) // until no host still trusts a read from before the commit
 	s.logger.Info("revoked an API key", "key", id, "by", principalOf(r).ID)
 	writeJSON(w, http.StatusOK, api.KeyResponse{OK: true, Key: k})
 }

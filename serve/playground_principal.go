@@ -18,8 +18,8 @@ import (
 // personal API key (as the key's principal, with its roles); signing in
 // with the OIDC issuer (playground_oidc.go) records the token's principal.
 // A key's session holds only the key's id: every request the cookie
-// admits looks the key up again, so that a revoked or expired key ends
-// its playground sessions at once, on every host. The secret is checked
+// admits checks the key again (keys_cache.go), so that a revoked or
+// expired key ends its playground sessions at once, on every host. The secret is checked
 // once, at sign-in, and never stored.
 
 // pgRecord is a playground session's record in the KV.
@@ -66,17 +66,18 @@ func (s *Server) signInPrincipal(ctx context.Context, posted string) (rec pgReco
 func (s *Server) sessionPrincipal(ctx context.Context, rec pgRecord) (Principal, bool, error) {
 	switch {
 	case rec.Key != "":
-		k, err := s.host.Store().Key(ctx, rec.Key)
+		now := time.Now()
+		e, err := s.cachedKey(ctx, rec.Key, now)
 		if errors.Is(err, store.ErrNotFound) {
 			return Principal{}, false, nil
 		}
 		if err != nil {
 			return Principal{}, false, api.Errorf(api.CodeInternal, "checking the playground session's key: %w", err)
 		}
-		if !k.Usable(time.Now()) {
+		if !e.rec.Usable(now) {
 			return Principal{}, false, nil
 		}
-		return Principal{ID: "key:" + k.ID, Name: k.Name, Roles: k.Roles, perms: s.roles.of(k.Roles)}, true, nil
+		return e.p, true, nil
 	case rec.Principal != nil:
 		pp := rec.Principal
 		return Principal{ID: pp.ID, Name: pp.Name, Email: pp.Email, Roles: pp.Roles, perms: s.roles.of(pp.Roles)}, true, nil

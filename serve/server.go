@@ -186,6 +186,7 @@ type Server struct {
 	idemTTL time.Duration // Options.IdempotencyTTL
 
 	oidc      *oidcAuth // Options.OIDC; nil without (oidc.go)
+	keyCache  keyCache  // API keys read from the store lately (keys_cache.go)
 	publicURL string    // Options.PublicURL, without a trailing /
 	oauth     *mcpOAuth // the MCP endpoint's resource server; nil without a public URL (oidc_mcp.go)
 

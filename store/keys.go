@@ -12,9 +12,9 @@ import (
 )
 
 // Keys is the part of a Store that keeps API keys: each key's record and
-// the hash of its secret, never the secret itself. The host looks a key
-// up on every request it carries, so that a revoked or expired key is
-// refused at once on every host that shares the store.
+// the hash of its secret, never the secret itself. A host reads a key at
+// most once a second and a revoke answers a second after its commit, so
+// that when it answers every host that shares the store refuses the key.
 type Keys interface {
 	// CreateKey stores a new key, and appends p.Audit to the audit log in
 	// the same transaction: neither is written without the other.

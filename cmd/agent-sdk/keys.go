@@ -160,8 +160,9 @@ func newKeyRevoke() *cobra.Command {
 		Use:   "revoke ID",
 		Short: "Revoke an API key: every host refuses it from its next request",
 		Long: `keys revoke revokes the API key ID (as keys lists it; the part after ask_ in the
-key), on the host asked: every host sharing its store refuses the key (401) from
-its next request. Revoking a revoked key changes nothing.
+key), on the host asked. It answers (in about a second: hosts trust a key they
+read for a second) once every host sharing the store refuses the key (401).
+Revoking a revoked key changes nothing.
 
 Exit status: 0 revoked; 2 refused (no key has that id: 404 key_not_found, a
 wrong token, forbidden); 3 the host could not be reached or failed.`,
