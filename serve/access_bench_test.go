@@ -14,15 +14,16 @@ import (
 // BenchmarkAuth measures what checking a credential costs per request, in
 // process (no network): a direct call of a tool and the tool list, with
 // the host token (compared in constant time, nothing looked up) and with
-// an API key (looked up in SQLite on every request: its record, the
-// SHA-256 of its secret compared in constant time; last use written at
-// most once a minute). The ratio key/token is the figure to watch.
+// an API key (read from SQLite once a second and found in the host's
+// cache of keys in between, keys_cache.go: the SHA-256 of its secret
+// compared in constant time, its expiry checked; last use written at most
+// once a minute). The ratio key/token is the figure to watch.
 //
 //	go test ./serve -run '^$' -bench BenchmarkAuth -benchtime 2000x
 func BenchmarkAuth(b *testing.B) { benchmarkAuth(b, setupAccess(b)) }
 
 // BenchmarkAuthPostgres is BenchmarkAuth with the host on PostgreSQL
-// (TEST_DATABASE_URL), where a key's lookup is a round trip.
+// (TEST_DATABASE_URL), where a key's read, once a second, is a round trip.
 func BenchmarkAuthPostgres(b *testing.B) {
 	st, err := postgres.Open(context.Background(), pgtest.Schema(b))
 	if err != nil {
