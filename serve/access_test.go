@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -125,6 +126,42 @@ func TestKeyExpiresWhileRemembered(t *testing.T) {
 	if got := b.do(t, "GET", "/sessions", "ask_soon1_soonsecret", ""); got.status != 401 {
 		t.Errorf("the key at its expiry: %d, want 401", got.status)
 	}
+}
+
+// Many requests with one key at once, while the host reads and remembers
+// it, all get through; once it is revoked, all are refused.
+func TestKeyConcurrently(t *testing.T) {
+	b := setupAccess(t)
+	k := b.createKey(t, testToken, `{"name":"busy","roles":["operator"]}`)
+	all := func(want int) {
+		t.Helper()
+		var wg sync.WaitGroup
+		got := make(chan int, 16*8)
+		for range 16 {
+			wg.Go(func() {
+				for range 8 {
+					a, err := sendAPI(b.url, "POST", "/tools/echo", k.Secret, `{"input":{}}`)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					got <- a.status
+				}
+			})
+		}
+		wg.Wait()
+		close(got)
+		for status := range got {
+			if status != want {
+				t.Fatalf("a request with the key: %d, want %d", status, want)
+			}
+		}
+	}
+	all(200)
+	if got := b.do(t, "POST", "/keys/"+k.Key.ID+"/revoke", testToken, ""); got.status != 200 {
+		t.Fatal(got.msg)
+	}
+	all(401)
 }
 
 // Quotas count per principal: at --max-sessions 1, each principal opens

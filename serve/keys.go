@@ -101,7 +101,7 @@ func (s *Server) keyPrincipal(ctx context.Context, h http.Header) (p Principal, 
 	if subtle.ConstantTimeCompare(sum[:], e.rec.Hash) != 1 || !e.rec.Usable(now) {
 		return Principal{}, true, errBadKey
 	}
-	if s.keyCache.claimTouch(e, now) {
+	if e.claimTouch(now) {
 		if err := s.host.Store().TouchKey(ctx, id, now); err != nil {
 			s.logger.Warn("recording an API key's use", "key", id, "err", err)
 		}
@@ -122,12 +122,11 @@ func (s *Server) cachedKey(ctx context.Context, id string, now time.Time) (*keyE
 	if err != nil {
 		return nil, fmt.Errorf("checking an API key: %w", err)
 	}
-	e := &keyEntry{rec: k, until: now.Add(keyCacheTTL),
-		p: Principal{ID: "key:" + k.ID, Name: k.Name, Roles: k.Roles, perms: s.roles.of(k.Roles)}}
+	e := &keyEntry{rec: k, p: Principal{ID: "key:" + k.ID, Name: k.Name, Roles: k.Roles, perms: s.roles.of(k.Roles)}}
 	if k.LastUsedAt != nil {
-		e.touched = *k.LastUsedAt
+		e.touched.Store(k.LastUsedAt.UnixNano())
 	}
-	s.keyCache.put(id, e, now)
+	s.keyCache.put(id, e, now.Add(keyCacheTTL), now)
 	return e, nil
 }
 

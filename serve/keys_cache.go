@@ -2,7 +2,7 @@ package serve
 
 import (
 	"context"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentsdk/agentsdk/store"
@@ -33,65 +33,26 @@ const (
 	keyCacheMax = 10000
 )
 
-type keyCache struct {
-	mu sync.Mutex
-	m  map[string]*keyEntry
-}
+// keyCache is the keys read lately, each for keyCacheTTL from its read.
+type keyCache = expiring[string, *keyEntry]
+
+func newKeyCache() *keyCache { return &keyCache{max: keyCacheMax} }
 
 type keyEntry struct {
 	rec     store.KeyRecord
 	p       Principal
-	until   time.Time // when the read began, plus keyCacheTTL
-	touched time.Time // its last use as the store has it, or as this host last wrote it
-}
-
-func (c *keyCache) get(id string, now time.Time) (*keyEntry, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[id]
-	if ok && !now.Before(e.until) {
-		delete(c.m, id)
-		return nil, false
-	}
-	return e, ok
-}
-
-func (c *keyCache) put(id string, e *keyEntry, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]*keyEntry{}
-	}
-	if len(c.m) >= keyCacheMax {
-		for k, old := range c.m {
-			if !now.Before(old.until) {
-				delete(c.m, k)
-			}
-		}
-		if len(c.m) >= keyCacheMax {
-			clear(c.m)
-		}
-	}
-	c.m[id] = e
+	touched atomic.Int64 // its last use (Unix ns) as the store has it, or as this host last wrote it
 }
 
 // claimTouch reports whether this request should write e's last use: it
 // is over keyTouchEvery old. Only one of the requests that find it stale
 // at once is told to.
-func (c *keyCache) claimTouch(e *keyEntry, now time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !e.touched.IsZero() && now.Sub(e.touched) < keyTouchEvery {
+func (e *keyEntry) claimTouch(now time.Time) bool {
+	last := e.touched.Load()
+	if last != 0 && now.Sub(time.Unix(0, last)) < keyTouchEvery {
 		return false
 	}
-	e.touched = now
-	return true
-}
-
-func (c *keyCache) drop(id string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.m, id)
+	return e.touched.CompareAndSwap(last, now.UnixNano())
 }
 
 // waitOutCaches returns once every host's entry for a key read before now

@@ -80,7 +80,7 @@ type oidcAuth struct {
 	o     OIDCOptions
 	roles roleTable
 
-	cache tokenCache // tokens verified lately (oidc_cache.go)
+	cache *tokenCache // tokens verified lately (oidc_cache.go)
 
 	mu        sync.Mutex
 	discovery *oidcDiscovery // once read
@@ -111,7 +111,7 @@ func newOIDC(o OIDCOptions, roles roleTable) (*oidcAuth, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: o.FetchTimeout}
 	}
-	return &oidcAuth{o: o, roles: roles}, nil
+	return &oidcAuth{o: o, roles: roles, cache: newTokenCache()}, nil
 }
 
 // discover reads the issuer's discovery document once (again at most
@@ -215,7 +215,7 @@ func (a *oidcAuth) principal(ctx context.Context, raw string, mcpResource string
 		if exp.Before(until) {
 			until = exp
 		}
-		a.cache.put(key, tokenEntry{p: p, scopes: scopes, until: until}, now)
+		a.cache.put(key, tokenEntry{p: p, scopes: scopes}, until, now)
 	}
 	return p, scopes, err
 }

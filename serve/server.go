@@ -186,7 +186,7 @@ type Server struct {
 	idemTTL time.Duration // Options.IdempotencyTTL
 
 	oidc      *oidcAuth // Options.OIDC; nil without (oidc.go)
-	keyCache  keyCache  // API keys read from the store lately (keys_cache.go)
+	keyCache  *keyCache // API keys read from the store lately (keys_cache.go)
 	publicURL string    // Options.PublicURL, without a trailing /
 	oauth     *mcpOAuth // the MCP endpoint's resource server; nil without a public URL (oidc_mcp.go)
 
@@ -223,7 +223,7 @@ func New(h *host.Host, opts *Options) (*Server, error) {
 	o.MaxStreams = orDefault(o.MaxStreams, MaxStreamsDefault)
 	o.StreamWriteTimeout = orDefault(o.StreamWriteTimeout, StreamWriteTimeoutDefault)
 	o.ApprovalWait = orDefault(o.ApprovalWait, ApprovalWaitDefault)
-	s := &Server{host: h, slug: o.Slug, token: []byte(o.Token), wait: o.ApprovalWait, logger: o.Logger, mux: http.NewServeMux(), closing: make(chan struct{}),
+	s := &Server{host: h, slug: o.Slug, token: []byte(o.Token), wait: o.ApprovalWait, logger: o.Logger, mux: http.NewServeMux(), closing: make(chan struct{}), keyCache: newKeyCache(),
 		idemTTL: o.IdempotencyTTL}
 	s.bearerBody = bodyRule{max: o.MaxBodyBytes, timeout: o.BodyTimeout, timeoutName: "the host's body timeout"}
 	s.unauth = newUnauthBodies(o, s.bearerBody)
