@@ -19,8 +19,8 @@ import (
 // with the OIDC issuer (playground_oidc.go) records the token's principal.
 // A key's session holds only the key's id: every request the cookie
 // admits checks the key again (keys_cache.go), so that a revoked or
-// expired key ends its playground sessions at once, on every host. The secret is checked
-// once, at sign-in, and never stored.
+// expired key ends its playground sessions at once, on every host. The
+// secret is checked once, at sign-in, and never stored.
 
 // pgRecord is a playground session's record in the KV.
 type pgRecord struct {
