@@ -837,6 +837,9 @@ func measure(ctx context.Context, cfg config) (err error) {
 	}
 	fmt.Printf("      request log in the default text format to a file; store %s; calls %s\n", storeLabel, mode)
 	fmt.Printf("bare: http.Serve, one handler decoding the same body and encoding the same answer; no auth, no validation, no log\n")
+	if jwtBearer != "" {
+		fmt.Printf("      also driven as bare-jwt (sent sdk-jwt's token, which it ignores): sdk-jwt's floor\n")
+	}
 	fmt.Printf("load: %s\n", gen)
 	fmt.Printf("%d CPUs; load average at start %s; %d round(s) of %s per level; each column the median over the rounds (peak RSS: the highest)\n",
 		runtime.NumCPU(), loadAverage(), cfg.rounds, cfg.d)
