@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -561,20 +562,8 @@ func waitIdle(t *testing.T, url, token, session string) {
 // interrupted: it must print the end of a turn, and stop on Ctrl-C.
 func runFollow(t *testing.T, dir string, env []string, c readmeCommand, text string) {
 	t.Helper()
-	cmd := exec.Command("sh", "-c", "exec "+text)
-	cmd.Dir, cmd.Env = dir, env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	pipe, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	cmd, sc, stderr := startReadme(t, dir, env, text, false)
 	var printed strings.Builder
-	sc := bufio.NewScanner(pipe)
 	for sc.Scan() {
 		printed.WriteString(sc.Text() + "\n")
 		if strings.Contains(sc.Text(), "turn completed") {
@@ -592,6 +581,34 @@ func runFollow(t *testing.T, dir string, env []string, c readmeCommand, text str
 	}
 }
 
+// startReadme starts a README command under sh in dir, reading one of
+// its outputs line by line (its standard error if fromStderr, else its
+// standard output) and keeping the other whole; it is killed when the
+// test ends.
+func startReadme(t *testing.T, dir string, env []string, text string, fromStderr bool) (*exec.Cmd, *bufio.Scanner, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", "exec "+text)
+	cmd.Dir, cmd.Env = dir, env
+	var kept bytes.Buffer
+	var pipe io.ReadCloser
+	var err error
+	if fromStderr {
+		cmd.Stdout = &kept
+		pipe, err = cmd.StderrPipe()
+	} else {
+		cmd.Stderr = &kept
+		pipe, err = cmd.StdoutPipe()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, bufio.NewScanner(pipe), &kept
+}
+
 // promoteInput is a call of promote_build that needs approval.
 const promoteInput = `{"service":"checkout","environment":"production"}`
 
@@ -600,19 +617,7 @@ const promoteInput = `{"service":"checkout","environment":"production"}`
 // lets it finish.
 func runParked(t *testing.T, dir string, env []string, c readmeCommand, text, sample string) {
 	t.Helper()
-	cmd := exec.Command("sh", "-c", "exec "+text)
-	cmd.Dir, cmd.Env = dir, env
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	sc := bufio.NewScanner(pipe)
+	cmd, sc, stdout := startReadme(t, dir, env, text, true)
 	var printed []string
 	for len(printed) < strings.Count(strings.TrimSpace(sample), "\n")+1 && sc.Scan() {
 		printed = append(printed, sc.Text())
